@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from . import forkcli
+
 REPO = Path(__file__).resolve().parents[1]
 
 # `durable` as its console script starts it, so that the commands it prints
@@ -132,11 +134,16 @@ def write_flow(tmp: Path, source: str = FLOW, name: str = "flow.py") -> Path:
 def durable(
     tmp: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    """`durable ARGS` as a child process, in tmp."""
+    """`durable ARGS` as a child process, in tmp: forked from an interpreter
+    that imported the command line once (`forkcli`), or a fresh Python
+    (`forkcli.forkable`)."""
+    env = env or child_env(tmp)
+    if forkcli.forkable(DURABLE[1:], env):
+        return forkcli.run([*DURABLE[1:], *args], tmp, env, timeout)
     return subprocess.run(
         [*DURABLE, *args],
         cwd=tmp,
-        env=env or child_env(tmp),
+        env=env,
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,

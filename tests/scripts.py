@@ -13,28 +13,30 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from . import forkcli
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_in(folder: Path, *argv: str, **env: str) -> str:
-    """`python ARGV` in `folder`, `env` added: its stdout and stderr."""
-    done = subprocess.run(
-        [sys.executable, *argv],
-        cwd=folder,
-        env={
-            **os.environ,
-            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "STORE": str(folder / "store"),
-            "DURABLE_STORE": str(folder / "store"),
-            "COUNT_FILE": str(folder / "count"),
-            **env,
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    """`python ARGV` in `folder`, `env` added: its stdout and stderr. A
+    process of its own, forked from one that imported durable once
+    (`forkcli`), or a fresh Python (`forkcli.forkable`)."""
+    full = {
+        **os.environ,
+        "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "STORE": str(folder / "store"),
+        "DURABLE_STORE": str(folder / "store"),
+        "COUNT_FILE": str(folder / "count"),
+        **env,
+    }
+    if not forkcli.forkable(argv, full):
+        done = subprocess.run(
+            [sys.executable, *argv], cwd=folder, env=full, capture_output=True, text=True, timeout=120, check=False
+        )
+    else:
+        done = forkcli.run(argv, folder, full, 120)
     return done.stdout + done.stderr
 
 
@@ -90,7 +92,24 @@ def run_each(jobs: Sequence[tuple[Path, str, Mapping[str, str]]]) -> list[str]:
     would from there (its folder first on the path, its `__main__`, a
     normal exit): a real process each, without the ~0.2 s of CPU each
     child spent importing the engine again (tests that run on every
-    Python started 45 such children a module)."""
+    Python started 45 such children a module). Forked from `forkcli`'s
+    servers where it may (no interpreter started for the driver either,
+    and jobs one after another in other hash seeds), else so."""
+    envs = [
+        {
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPATH": f"{folder}{os.pathsep}{ROOT}",
+            "STORE": f"{folder}/store",
+            "DURABLE_STORE": f"{folder}/store",
+            "COUNT_FILE": f"{folder}/count",
+            **env,
+        }
+        for folder, _, env in jobs
+    ]
+    if all(forkcli.forkable(["-c"], env) for env in envs):
+        done = [forkcli.run(["-c", code], folder, env, 90) for (folder, code, _), env in zip(jobs, envs, strict=True)]
+        return [d.stdout + d.stderr for d in done]
     with tempfile.TemporaryDirectory() as scratch:
         spec = Path(scratch) / "jobs.json"
         spec.write_text(json.dumps([[str(folder), code, dict(env)] for folder, code, env in jobs]))
@@ -199,6 +218,68 @@ for i, (folder, code, env) in enumerate(json.loads(open(spec).read())):
         sys.exit(0)
     os.waitpid(pid, 0)
 """
+
+
+# The end of a write-then-read case's module (`write_then_read`): step `w`
+# writes (`write`), the workflow `wf` suspends after it under STOP, step
+# `r` reads (`read`). Resumed in a new process, `w` replayed, `r` would
+# read what the import made: the resume must be refused, or, where nothing
+# `r` reads changed, go on with the value 0 (the read's own).
+WRITE_READ = """
+
+@durable.step
+def w(x):
+    {write}
+    return x
+
+@durable.step
+def r(x):
+    return {read} + x
+
+@durable.workflow(run_id="r-{name}")
+def wf():
+    w(5)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return r(0)
+"""
+
+_WRITE_READ_RUN = """
+import importlib, durable
+for name in {names!r}:
+    try:
+        print(name, "value", importlib.import_module(name).wf())
+    except durable.Suspended:
+        print(name, "suspended")
+    except durable.DefinitionChangedError as e:
+        print(name, "refused" if "writes and another step reads" in str(e) else repr(str(e)[:200]))
+"""
+
+
+def write_then_read(folder: Path, modules: Mapping[str, str], tail: str = "", more: Sequence[str] = ()) -> str:
+    """Each module (name -> its text: `write_read`) written to `folder`, its
+    `wf` run with STOP, then resumed, `tail` (code printing the cases
+    `more` in the same words) run after them, one process a phase
+    (`run_each`). The first phase must have suspended every case: what
+    the resume printed."""
+    for name, text in modules.items():
+        (folder / f"{name}.py").write_text(text)
+    run = _WRITE_READ_RUN.format(names=list(modules)) + tail
+    first, second = run_each([(folder, run, {"STOP": "1"}), (folder, run, {})])
+    assert first.split() == [w for n in [*modules, *more] for w in (n, "suspended")], first
+    return second
+
+
+def write_read(head: str, name: str, write: str, read: str) -> str:
+    """A write-then-read module: `head`, then WRITE_READ with its step `w`
+    doing `write` and `r` returning `read` plus its argument."""
+    return head + WRITE_READ.format(name=name, write=write, read=read)
+
+
+def said(refused: Sequence[str], going_on: Sequence[str] = ()) -> list[str]:
+    """What the resume of `write_then_read` prints, word by word: each of
+    `refused` refused, each of `going_on` its value 0."""
+    return [w for n in refused for w in (n, "refused")] + [w for n in going_on for w in (n, "value", "0")]
 
 
 def registry_runs(

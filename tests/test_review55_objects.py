@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import run_each
+from tests.scripts import run_in, said, write_read, write_then_read
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -130,57 +130,38 @@ MISSES = {
 }
 # Nothing read that changed: the resume goes on (value 0, the read's own).
 SAME = {
-    "logger": ('HANDLER.emit(logging.makeLogRecord({"msg": x}))', 'HANDLER.emit(logging.makeLogRecord({"msg": 0})) or 0'),
     "progress": ("STORE.tick()", "STORE.tick() or 0"),
     "getattr_read": ('getattr(STORE, "n", 0)', "STORE.n"),
     "print": ("STORE.tick()", 'print(STORE, f"{STORE}") or 0'),
 }
 
-CASE = """import logging, os
-import durable
-{cls}
-STORE = Store()
-HANDLER = Mem()
-SVC = Svc()
-
-@durable.step
-def w(x):
-    {write}
-    return x
-
-@durable.step
-def r(x):
-    return {read} + x
-
-@durable.workflow(run_id="r-{name}")
-def wf():
-    w(5)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return r(0)
-"""
-
-RUN = """
-import importlib, durable
-for name in {names!r}:
-    try:
-        print(name, "value", importlib.import_module("obj55_" + name).wf())
-    except durable.Suspended:
-        print(name, "suspended")
-    except durable.DefinitionChangedError as e:
-        print(name, "refused" if "writes and another step reads" in str(e) else repr(str(e)[:60]))
-"""
 
 
 def test_object_state_changes_by_any_spelling_refuse_and_writes_nobody_reads_do_not(tmp_path: Path) -> None:
     (tmp_path / "base55.py").write_text(BASE)
-    for n, (w, r) in {**MISSES, **SAME}.items():  # a module each: what one writes is no other's change
-        (tmp_path / f"obj55_{n}.py").write_text(CASE.format(cls=CLASS, name=n, write=w, read=r))
-    run = RUN.format(names=[*MISSES, *SAME])
-    first, second = run_each([(tmp_path, run, {"STOP": "1"}), (tmp_path, run, {})])
-    assert first.split() == [w for n in [*MISSES, *SAME] for w in (n, "suspended")], first
-    expected = [w for n in MISSES for w in (n, "refused")] + [w for n in SAME for w in (n, "value", "0")]
+    head = f"import logging, os\nimport durable\n{CLASS}\nSTORE = Store()\nHANDLER = Mem()\nSVC = Svc()\n"
+    modules = {f"obj55_{n}": write_read(head, n, w, r) for n, (w, r) in {**MISSES, **SAME}.items()}  # a module each
+    second = write_then_read(tmp_path, modules)
+    expected = said([f"obj55_{n}" for n in MISSES], [f"obj55_{n}" for n in SAME])
     shown = [line for line in second.splitlines() if line.startswith("Store(")]
     # What the fresh object holds, shown on the terminal: no step result depends on it.
     assert shown == ["Store([], 0, 0, 0, store) Store([], 0, 0, 0, store)"], second
     assert "".join(line + "\n" for line in second.splitlines() if line not in shown).split() == expected, second
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="suite46: a step emitting to a logging.Handler of the user's reads `logging._startTime`"
+    " (makeLogRecord's relativeCreated), set when each process imports logging: every resume in a"
+    " new process is refused ('now logging changed'). It passed only while both runs were forked"
+    " from one interpreter that had imported logging (run_each's driver).",
+)
+def test_a_handler_only_written_does_not_refuse_a_resume_in_a_new_process(tmp_path: Path) -> None:
+    (tmp_path / "base55.py").write_text(BASE)
+    head = f"import logging, os\nimport durable\n{CLASS}\nSTORE = Store()\nHANDLER = Mem()\nSVC = Svc()\n"
+    emit = 'HANDLER.emit(logging.makeLogRecord({"msg": %s}))'
+    (tmp_path / "obj55_logger.py").write_text(write_read(head, "logger", emit % "x", emit % "0" + " or 0"))
+    run = "import durable, obj55_logger as m\ntry:\n    print(m.wf())\nexcept durable.Suspended:\n    print('suspended')\n"
+    assert run_in(tmp_path, "-c", run, STOP="1").split() == ["suspended"]
+    second = run_in(tmp_path, "-c", run)  # another process: its own import of logging
+    assert second.split() == ["0"], second

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import run_each
+from tests.scripts import said, write_read, write_then_read
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -93,46 +93,11 @@ SAME = {
     "call": ("STORE.call(x)", "STORE.call(1)"),
 }
 
-CASE = """import os
-import durable
-{cls}
-STORE = Store()
-
-@durable.step
-def w(x):
-    {write}
-    return x
-
-@durable.step
-def r(x):
-    return {read} + x
-
-@durable.workflow(run_id="r-{name}")
-def wf():
-    w(5)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return r(0)
-"""
-
-RUN = """
-import importlib, durable
-for name in {names!r}:
-    try:
-        print(name, "value", importlib.import_module("obj63_" + name).wf())
-    except durable.Suspended:
-        print(name, "suspended")
-    except durable.DefinitionChangedError as e:
-        print(name, "refused" if "writes and another step reads" in str(e) else e)
-"""
 
 
 def test_a_method_changing_a_global_object_is_a_write_but_a_lazy_client_or_memo_is_not(tmp_path: Path) -> None:
-    for n, (w, r) in {**CASES, **SAME}.items():  # a module each: what one writes is no other's change
-        (tmp_path / f"obj63_{n}.py").write_text(CASE.format(cls=CLASS, name=n, write=w, read=r))
-    run = RUN.format(names=[*CASES, *SAME])
-    first, second = run_each([(tmp_path, run, {"STOP": "1"}), (tmp_path, run, {})])
-    assert first.split() == [w for n in [*CASES, *SAME] for w in (n, "suspended")], first
+    head = f"import os\nimport durable\n{CLASS}\nSTORE = Store()\n"
+    modules = {f"obj63_{n}": write_read(head, n, w, r) for n, (w, r) in {**CASES, **SAME}.items()}  # a module each
+    second = write_then_read(tmp_path, modules)
     # Was: value 0 for each of CASES (the import's fresh object, the change replayed away).
-    expected = [w for n in CASES for w in (n, "refused")] + [w for n in SAME for w in (n, "value", "0")]
-    assert second.split() == expected, second
+    assert second.split() == said([f"obj63_{n}" for n in CASES], [f"obj63_{n}" for n in SAME]), second

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import run_each
+from tests.scripts import said, write_read, write_then_read
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -39,47 +39,14 @@ REBINDS = {
     "loop_ints": ("[0, 0]", "for n in {g}:\n        n += x", "sum({g})"),
 }
 
-CASE = """import collections, os
-import durable
-
-{g} = {empty}
-
-@durable.step
-def {name}_w(x):
-    {write}
-    return x
-
-@durable.step
-def {name}_r(x):
-    return {read} + x
-
-@durable.workflow(run_id="r-{name}")
-def wf():
-    {name}_w(5)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return {name}_r(0)
-"""
-
-RUN = """
-import importlib, durable
-for name in {names!r}:
-    try:
-        print(name, "value", importlib.import_module("flow63_" + name).wf())
-    except durable.Suspended:
-        print(name, "suspended")
-    except durable.DefinitionChangedError as e:
-        print(name, "refused" if "writes and another step reads" in str(e) else e)
-"""
+HEAD = "import collections, os\nimport durable\n\n{g} = {empty}\n"
 
 
 def test_an_augmented_assignment_through_a_local_bound_to_a_mutable_global_is_a_write(tmp_path: Path) -> None:
-    for n, (e, w, r) in {**WRITES, **REBINDS}.items():  # a module each: what one writes is no other's change
-        g = n.upper()
-        (tmp_path / f"flow63_{n}.py").write_text(CASE.format(name=n, g=g, empty=e, write=w.format(g=g), read=r.format(g=g)))
-    run = RUN.format(names=[*WRITES, *REBINDS])
-    first, second = run_each([(tmp_path, run, {"STOP": "1"}), (tmp_path, run, {})])
-    assert first.split() == [w for n in [*WRITES, *REBINDS] for w in (n, "suspended")], first
+    modules = {  # a module each: what one writes is no other's change
+        f"flow63_{n}": write_read(HEAD.format(g=n.upper(), empty=e), n, w.format(g=n.upper()), r.format(g=n.upper()))
+        for n, (e, w, r) in {**WRITES, **REBINDS}.items()
+    }
+    second = write_then_read(tmp_path, modules)
     # Was: value 0 for each of WRITES (the import's empty container, the write replayed away).
-    expected = [w for n in WRITES for w in (n, "refused")] + [w for n in REBINDS for w in (n, "value", "0")]
-    assert second.split() == expected, second
+    assert second.split() == said([f"flow63_{n}" for n in WRITES], [f"flow63_{n}" for n in REBINDS]), second

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 import durable
 from durable._storage.keys import item_of, parse_name
+from tests import forkcli
 from tests.faults import flows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,10 +73,15 @@ def new_run_id(tag: str) -> str:
     return f"{tag}-{uuid.uuid4().hex[:10]}"
 
 
-def spawn(place: Place, kind: str, n: int, run_id: str, **extra: str) -> subprocess.Popen[str]:
+def spawn(place: Place, kind: str, n: int, run_id: str, **extra: str) -> subprocess.Popen[str] | forkcli.Forked:
+    """The flow `kind` in a process of its own, what it says on a pipe:
+    forked from an interpreter that imported the engine once (`forkcli`)."""
+    argv, env = ["-c", flows.CHILD, kind, str(n), run_id], place.child_env(**extra)
+    if forkcli.forkable(argv, env):
+        return forkcli.start(argv, Path.cwd(), env, stdout_pipe=True)
     return subprocess.Popen(
-        [sys.executable, "-c", flows.CHILD, kind, str(n), run_id],
-        env=place.child_env(**extra),
+        [sys.executable, *argv],
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

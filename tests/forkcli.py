@@ -1,0 +1,241 @@
+"""`python ARGV` as the tests' children run it (`clikit.durable`,
+`scripts.run_in`, `scripts.run_each`, `faults.common.spawn`), in a process
+forked from an interpreter that imported the command line and the engine
+once.
+
+A fresh child paid ~0.1 s of CPU starting Python and importing the command
+line, and one running a workflow file ~0.1 s more for the fingerprint's
+modules at its first step: the CLI tests start hundreds. Each is still a
+process of its own, with the test's working folder, environment, umask and
+path, its own stdin, stdout and stderr, a pid to signal, and a normal exit
+(atexit handlers, buffers flushed); only the imports are shared, and two
+servers take turns so that one run and the next are two imports of what
+they load, in two hash seeds, as two fresh Pythons are (one interpreter
+forking both hid a false refusal: review55's logging handler). A test
+needing more of a fresh interpreter (its own PYTHONHASHSEED, `-m`) gets
+one (`forkable`); DURABLE_TEST_FRESH_CLI=1 gives one to every child."""
+
+from __future__ import annotations
+
+import atexit
+import io
+import itertools
+import json
+import locale
+import os
+import random
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The server: imports, then forks for each request a waiter, which forks
+# the command's process and tells the client its pid, then its exit status.
+# Each process reaps its children, so that `time` and rusage count them.
+# The command's process leaves the loop and runs the command at the top
+# level, so that it ends as `python -c` does.
+_SERVER = r"""
+import importlib.machinery, json, os, select, signal, socket, sys, types
+import durable._cli, durable._api.step, durable._api.workflow
+
+base = [p for p in sys.path if p and p != sys.argv[2]]
+server = socket.socket(socket.AF_UNIX)
+server.bind(sys.argv[1])
+server.listen(64)
+print("ready", flush=True)
+job = None
+while job is None:
+    ready, _, _ = select.select([server, sys.stdin], [], [])
+    if sys.stdin in ready:  # the test process closed it, or is gone: reap, then end
+        while True:
+            try:
+                os.wait()
+            except ChildProcessError:
+                sys.exit(0)
+    conn, _ = server.accept()
+    if os.fork() != 0:
+        conn.close()
+        try:  # the waiters that ended (reaped here: their CPU counts as the test's)
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        continue
+    server.close()
+    conn.settimeout(None)
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+    size = int(data[:10])
+    while len(data) < 10 + size:
+        data += conn.recv(1 << 16)
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        job = json.loads(data[10:]), fds
+        break
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(b"%d\n" % pid)
+    # Left a zombie until the client has its status, as a child of its own
+    # is until waited for: a signal sent to one that ended finds it.
+    ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    code = ended.si_status if ended.si_code == os.CLD_EXITED else -ended.si_status
+    conn.sendall(b"%d\n" % code)
+    conn.recv(1)
+    os.waitpid(pid, 0)
+    os._exit(0)
+
+spec, fds = job
+for target, fd in enumerate(fds):
+    os.dup2(fd, target)
+    os.close(fd)
+os.chdir(spec["cwd"])
+os.umask(spec["umask"])
+os.environ.clear()
+os.environ.update(spec["env"])
+head, argv = spec["argv"][:2], spec["argv"]
+if head[0] == "-c":  # `python -c CODE ARGS`
+    where, argv, code, name = "", ["-c", *argv[2:]], head[1], "<string>"
+    main = types.ModuleType("__main__")
+else:  # `python SCRIPT ARGS`
+    name = os.path.abspath(head[0])
+    where, code = os.path.dirname(name), open(name, encoding="utf-8").read()
+    main = types.ModuleType("__main__")
+    main.__file__, main.__loader__ = name, importlib.machinery.SourceFileLoader("__main__", name)
+sys.path[:] = [where, *(p for p in spec["env"].get("PYTHONPATH", "").split(os.pathsep) if p), *base]
+sys.argv, sys.orig_argv = argv, [sys.executable, *spec["argv"]]
+sys.dont_write_bytecode = bool(spec["env"].get("PYTHONDONTWRITEBYTECODE"))
+sys.modules["__main__"] = main
+signal.signal(signal.SIGINT, signal.default_int_handler)
+del server, job, spec, fds, base, head
+exec(compile(code, name, "exec"), main.__dict__)
+"""
+
+# Two servers, each with a hash seed of its own, taken in turn: the runs a
+# test makes one after another (a first run, its resume) see their sets
+# and dicts of str in other orders, as fresh Pythons would.
+_started: dict[int, tuple[subprocess.Popen[str], str]] = {}
+_SEEDS = [random.randrange(1, 2**32) for _ in range(2)]
+_turn = itertools.count()
+
+
+def _server() -> str:
+    """The socket of the server whose turn it is, started at its first call."""
+    seed = _SEEDS[next(_turn) % len(_SEEDS)]
+    if seed in _started and _started[seed][0].poll() is None:
+        return _started[seed][1]
+    folder = tempfile.mkdtemp(prefix="durable-cli-")
+    path = os.path.join(folder, "s")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": str(seed)}
+    server = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, path, str(ROOT)],
+        env=env,
+        cwd=folder,
+        stdin=subprocess.PIPE,  # closed: the server ends
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None and server.stdout.readline() == "ready\n"
+    _started[seed] = (server, path)
+    return path
+
+
+@atexit.register
+def _stop() -> None:
+    for server, path in _started.values():
+        server.communicate()
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+def forkable(argv: Sequence[str], env: Mapping[str, str]) -> bool:
+    """Whether `python ARGV` may be forked: not `-m`, nor under a hash seed
+    of its own (the servers' are theirs), nor under DURABLE_TEST_FRESH_CLI."""
+    return argv[0] != "-m" and "PYTHONHASHSEED" not in env and not os.environ.get("DURABLE_TEST_FRESH_CLI")
+
+
+class Forked:
+    """A forked `python ARGV` as `subprocess.Popen` shows one: its pid, its
+    stdout (a pipe, as text) when asked for, its exit status (a signal's
+    negated, as Popen gives it) from the process that waits for it."""
+
+    def __init__(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], fds: Sequence[int]) -> None:
+        mask = os.umask(0o022)  # the test's, which a fresh child would inherit
+        os.umask(mask)
+        spec = json.dumps({"argv": list(argv), "cwd": str(cwd), "env": dict(env), "umask": mask}).encode()
+        self.args = [sys.executable, *argv]
+        self.returncode: int | None = None
+        self.stdout: IO[str] | None = None
+        self._conn = socket.socket(socket.AF_UNIX)
+        self._conn.connect(_server())
+        socket.send_fds(self._conn, [b"%010d" % len(spec) + spec], list(fds))
+        self._reply = self._conn.makefile("rb")
+        self.pid = int(self._reply.readline())
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self._conn], [], [], 0)[0]:
+            self.wait()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self._conn.settimeout(timeout)
+            try:
+                line = self._reply.readline()
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
+            self.returncode = int(line)
+            self._reply.close()
+            self._conn.close()
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def communicate(self, timeout: float | None = None) -> tuple[str | None, None]:
+        out = self.stdout.read() if self.stdout else None
+        self.wait(timeout)
+        return out, None
+
+
+def start(argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout_pipe: bool = False) -> Forked:
+    """`python ARGV` forked, stdin and stderr /dev/null, stdout a pipe
+    (`stdout_pipe`) or /dev/null."""
+    with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as null:
+        if not stdout_pipe:
+            return Forked(argv, cwd, env, [stdin.fileno(), null.fileno(), null.fileno()])
+        read, write = os.pipe()
+        try:
+            child = Forked(argv, cwd, env, [stdin.fileno(), write, null.fileno()])
+        finally:
+            os.close(write)
+        child.stdout = open(read, encoding=locale.getpreferredencoding(False))  # closed by the caller
+        return child
+
+
+def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python ARGV` (`-c CODE ARGS` or `SCRIPT ARGS`) in `cwd` with `env`
+    and stdin from /dev/null, output captured as text, as `subprocess.run`
+    gives it."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(os.devnull, "rb") as stdin:
+        child = Forked(argv, cwd, env, [stdin.fileno(), out.fileno(), err.fileno()])
+        try:
+            child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            raise
+        texts = []
+        for file in (out, err):  # as `text=True` reads them
+            file.seek(0)
+            texts.append(io.TextIOWrapper(file, encoding=locale.getpreferredencoding(False)).read())
+    return subprocess.CompletedProcess(child.args, child.wait(), *texts)
