@@ -23,6 +23,7 @@ from typing import Any
 from . import stepreach
 from .canon import is_our_decorator
 from .changers import LOGS, MUTATORS
+from .heldobjects import held_methods
 from .helperreads import helper_readers, helper_writes
 from .inplace import READERS, _changes
 from .kept import by_code
@@ -100,7 +101,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # the module that is no step, called by the class's name (`Cfg.configure("fast")`).
     plain = helpers(own, src.tree)
     called = methods([*own, *plain], src.tree)
-    via = [*plain, *(m for _, m in called)]
+    via = [*plain, *(m for _, m in called), *held_methods([*own, *plain], globs or {})]
     through = {c for c, m in called if _changes_own_class(m, *_first_of(m), logs=False)}
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
     # = v` on a dict a factory made): no module-level value.

@@ -1,0 +1,72 @@
+"""The objects of your class a step reaches without naming them as the
+receiver of a method call (`objectstate`): a method held bound (`ADD =
+STORE.remember`, in a dict, a list, a namespace, a `functools.partial`),
+and the methods it calls on the module's objects (`SVC.go(x)`), whose own
+writes of the module's globals are the step's.
+
+Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import itertools
+import types
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .nodes import walk
+from .source import find_definitions, runs_this_source, source_of
+from .userclasses import users_class
+
+
+def bound_in(value: object, depth: int) -> Iterator[tuple[object, str]]:
+    """The objects of your class whose method `value` holds bound, with the
+    method's name: a bound method, a `functools.partial` of one or of a
+    method of the class handed the object first (`partial(Store.remember,
+    STORE)`), or one a dict, list, tuple or namespace holds (two levels
+    down, the first 256 items of each: a table of data holds no methods)."""
+    for _ in range(8):  # partials of partials
+        if not isinstance(value, functools.partial):
+            break
+        first = value.args[0] if value.args else None
+        if isinstance(value.func, types.FunctionType) and mine(first):
+            if inspect.getattr_static(type(first), value.func.__name__, None) is value.func:
+                yield first, value.func.__name__
+            return
+        value = value.func
+    if isinstance(value, types.MethodType) and mine(value.__self__):
+        yield value.__self__, value.__func__.__name__
+    elif depth < 2 and type(value) in (dict, list, tuple, types.SimpleNamespace):
+        items = value.values() if isinstance(value, dict) else vars(value).values() if isinstance(value, types.SimpleNamespace) else value
+        for item in list(itertools.islice(items, 256)):  # type: ignore[call-overload]
+            yield from bound_in(item, depth + 1)
+
+
+def held_methods(defs: list[ast.AST], globs: Mapping[str, Any]) -> list[ast.AST]:
+    """The `def`s of the methods `defs` call on objects of your class the
+    module holds (`SVC.go(x)`), defined in the module: what they write of
+    its globals (`LIST.append(x)`, `otherstore.LIST.append(x)`) the step
+    writes, as through a plain function it calls."""
+    found: list[ast.AST] = []
+    for call in (n for d in defs for n in walk(d) if isinstance(n, ast.Call)):
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and mine(obj := globs.get(func.value.id)):
+            member = inspect.getattr_static(type(obj), func.attr, None)
+            fn = getattr(member, "__func__", member)
+            if isinstance(fn, types.FunctionType) and fn.__globals__ is globs:
+                found += [d for d in definitions(fn) if all(d is not f for f in found)]
+    return found
+
+
+def mine(value: object) -> bool:
+    """An object of the user's class: no class, module or function."""
+    return not isinstance(value, (type, types.ModuleType, types.FunctionType)) and users_class(type(value))
+
+
+def definitions(fn: types.FunctionType) -> list[ast.AST]:
+    """The `def` of `fn` in the source that runs; [] where it cannot be read."""
+    code = fn.__code__
+    src = source_of(code.co_filename, fn.__globals__)
+    return find_definitions(code, src) if src.tree is not None and runs_this_source(code, src, fn.__globals__) else []
