@@ -7,7 +7,10 @@ uninterrupted run gives 5):
   (`otherstore.STORE.remember(x)`), called in the step or in a method of a
   global object of yours (`SVC.go(x)`, the case stale64 left open);
 - a plain global a method of a global object of yours writes
-  (`SVC.go(x)` doing `LIST.append(x)`, here or in another module);
+  (`SVC.go(x)` doing `LIST.append(x)`, here or in another module, or
+  through another method it calls, `self.put(x)`);
+- a lambda bound at module level (`ADD = lambda x: LOG.append(x)`), a
+  local bound to the object (`s = STORE; s.remember(x)`);
 - a method of an object of yours held bound in a dict, a list, a
   namespace or a `functools.partial` (`OPS["add"](x)`,
   `partial(Store.remember, STORE)`);
@@ -84,6 +87,14 @@ CASES = {
     "list": ("STORE = Store()\nOPS = [STORE.remember]", "OPS[0](x)", "sum(STORE.items)"),
     "ns": ("STORE = Store()\nNS = types.SimpleNamespace(add=STORE.remember)", "NS.add(x)", "sum(STORE.items)"),
     "partial": ("STORE = Store()\nADD = functools.partial(Store.remember, STORE)", "ADD(x)", "sum(STORE.items)"),
+    "lambda": ("LOG = []\nADD = lambda x: LOG.append(x)", "ADD(x)", "sum(LOG)"),
+    "lambda_obj": ("STORE = Store()\nADD = lambda x: STORE.remember(x)", "ADD(x)", "sum(STORE.items)"),
+    "local": ("STORE = Store()", "s = STORE\n    s.remember(x)", "sum(STORE.items)"),
+    "self_chain": (
+        "LIST = []\nclass Service:\n    def go(self, x):\n        self.put(x)\n    def put(self, x):\n        LIST.append(x)\nSVC = Service()",
+        "SVC.go(x)",
+        "sum(LIST)",
+    ),
     "gen": ("def gen():\n    yield from range(100)\nIT = gen()", "x = next(IT) + x", "next(IT)"),
 }
 # Read-only: no refusal, b computes 0 on the resume.

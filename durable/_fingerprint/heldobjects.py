@@ -46,18 +46,32 @@ def bound_in(value: object, depth: int) -> Iterator[tuple[object, str]]:
 
 def held_methods(defs: list[ast.AST], globs: Mapping[str, Any]) -> list[ast.AST]:
     """The `def`s of the methods `defs` call on objects of your class the
-    module holds (`SVC.go(x)`), defined in the module: what they write of
-    its globals (`LIST.append(x)`, `otherstore.LIST.append(x)`) the step
-    writes, as through a plain function it calls."""
+    module holds (`SVC.go(x)`), and those these call through `self`,
+    defined in the module: what they write of its globals
+    (`LIST.append(x)`, `otherstore.LIST.append(x)`) the step writes, as
+    through a plain function it calls."""
     found: list[ast.AST] = []
-    for call in (n for d in defs for n in walk(d) if isinstance(n, ast.Call)):
-        func = call.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and mine(obj := globs.get(func.value.id)):
-            member = inspect.getattr_static(type(obj), func.attr, None)
-            fn = getattr(member, "__func__", member)
-            if isinstance(fn, types.FunctionType) and fn.__globals__ is globs:
-                found += [d for d in definitions(fn) if all(d is not f for f in found)]
+    todo = [(attr, globs.get(name)) for name, attr in _calls(defs)]
+    while todo and len(found) < 64:
+        attr, obj = todo.pop()
+        member = inspect.getattr_static(type(obj), attr, None) if mine(obj) else None
+        fn = getattr(member, "__func__", member)
+        if not isinstance(fn, types.FunctionType) or fn.__globals__ is not globs:
+            continue
+        for d in definitions(fn):
+            if all(d is not f for f in found) and isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.append(d)
+                first = [a.arg for a in [*d.args.posonlyargs, *d.args.args][:1]]
+                todo += [(attr, obj) for name, attr in _calls([d]) if [name] == first]
     return found
+
+
+def _calls(defs: list[ast.AST]) -> list[tuple[str, str]]:
+    """The calls `name.attr(...)` of `defs`: (name, attr)."""
+    return [
+        (n.func.value.id, n.func.attr) for d in defs for n in walk(d)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+    ]  # fmt: skip
 
 
 def mine(value: object) -> bool:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from .heldobjects import bound_in, definitions, mine
+from .localbound import bound_locals
 from .nodes import walk
 from .selfchanges import SHOWS, blind, changes, name_of
 from .selffills import fills as _fills
@@ -39,18 +40,21 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
     found: dict[str, frozenset[str] | None] = {}
     parents = {id(c): p for d in defs for p in walk(d) for c in ast.iter_child_nodes(p)}
     held: dict[str, list[tuple[object, str]]] = {}  # a table of data named often: looked through once
+    alias = _aliases(defs, globs)
     for node in (n for d in defs for n in walk(d) if isinstance(n, ast.Name)):
-        value = globs.get(node.id)
-        if node.id not in held:
-            held[node.id] = list(bound_in(value, 0))
-        if bound := held[node.id]:
+        # A local bound to the object (`s = STORE`, then `s.remember(x)`): as the global.
+        name = alias[node.id] if node.id in alias and isinstance(node.ctx, ast.Load) else node.id
+        value = globs.get(name)
+        if name not in held:
+            held[name] = list(bound_in(value, 0))
+        if bound := held[name]:
             # A method held bound (`ADD = STORE.remember`, `OPS = {"add": STORE.remember}`,
             # `partial(Store.remember, STORE)`), then called: as `STORE.remember(x)`.
             for obj, attr in bound:
                 uses = _uses(type(obj), attr, set())
-                for name in [k for k, v in list(globs.items()) if v is obj] or [node.id]:
-                    _add(found, name, None if uses is None else uses[0])
-                    _parted(found, name, obj, attr, globs)
+                for each in [k for k, v in list(globs.items()) if v is obj] or [name]:
+                    _add(found, each, None if uses is None else uses[0])
+                    _parted(found, each, obj, attr, globs)
             continue
         above = parents.get(id(node))
         if isinstance(value, types.ModuleType) and isinstance(above, ast.Attribute):
@@ -59,18 +63,27 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
             if mine(obj := inspect.getattr_static(value, above.attr, None)):
                 uses = _called(above, parents, obj)
                 if uses is None or uses[0]:
-                    _add(found, node.id, frozenset({above.attr}))
+                    _add(found, name, frozenset({above.attr}))
             continue
-        if not _held(globs, node.id):
+        if not _held(globs, name):
             continue
-        uses = _called(node, parents, globs[node.id])
-        _add(found, node.id, None if uses is None else uses[0])
+        uses = _called(node, parents, value)
+        _add(found, name, None if uses is None else uses[0])
         if isinstance(above, ast.Attribute) and isinstance(call := parents.get(id(above)), ast.Call) and call.func is above:
-            _parted(found, node.id, globs[node.id], above.attr, globs)
+            _parted(found, name, value, above.attr, globs)
         # What its method changes of another object of the module (`SVC.go(x)` doing `STORE.remember(x)`).
-        for name, attrs in _beyond(node, parents, globs, set() if seen is None else seen).items():
-            _add(found, name, attrs)
+        for other, attrs in _beyond(node, parents, globs, set() if seen is None else seen, value).items():
+            _add(found, other, attrs)
     return found
+
+
+def _aliases(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, str]:
+    """The locals bound to a global object of your class by name alone
+    (`s = STORE`), and bound to nothing else: each with the global."""
+    nodes = [n for d in defs for n in walk(d)]
+    named = {t.id: a.value.id for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, ast.Name)
+             for t in a.targets if isinstance(t, ast.Name)}  # fmt: skip
+    return {k: g for k, gs in bound_locals(nodes).items() if gs == {g := named.get(k, "")} and k not in globs and _held(globs, g)}
 
 
 def _parted(found: dict[str, frozenset[str] | None], name: str, obj: object, attr: str, globs: Mapping[str, Any]) -> None:
@@ -132,12 +145,12 @@ def _add(found: dict[str, frozenset[str] | None], name: str, attrs: frozenset[st
 
 
 def _beyond(node: ast.Name, parents: Mapping[int, ast.AST], globs: Mapping[str, Any],
-            seen: set[tuple[int, str]]) -> dict[str, frozenset[str] | None]:  # fmt: skip
+            seen: set[tuple[int, str]], obj: object) -> dict[str, frozenset[str] | None]:  # fmt: skip
     above = parents.get(id(node))
-    if not isinstance(above, ast.Attribute) or (key := (id(type(globs[node.id])), above.attr)) in seen:
+    if not isinstance(above, ast.Attribute) or (key := (id(type(obj)), above.attr)) in seen:
         return {}
     seen.add(key)
-    member = inspect.getattr_static(type(globs[node.id]), above.attr, None)
+    member = inspect.getattr_static(type(obj), above.attr, None)
     fn = getattr(member, "__func__", member)
     if not isinstance(fn, types.FunctionType) or fn.__globals__ is not globs:
         return {}

@@ -59,6 +59,8 @@ def links(tree: ast.AST) -> _Links:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in (t for t in targets if isinstance(t, ast.Name)):
                 found.setdefault(target.id, set()).update(_names(stmt.value))
+                if isinstance(stmt.value, ast.Lambda):  # `ADD = lambda x: LOG.append(x)`: a plain function
+                    funcs[target.id] = stmt.value
     if len(_LINKS) > 256:
         _LINKS.clear()
     done = ({k: frozenset(v) for k, v in found.items()}, funcs)
@@ -124,7 +126,7 @@ def local_names(defs: list[ast.AST]) -> frozenset[str]:
     for d in defs:
         nodes = list(walk(d))
         declared = {n for g in nodes if isinstance(g, ast.Global) for n in g.names}
-        found |= {a.arg for a in ast.walk(d.args) if isinstance(a, ast.arg)} if isinstance(d, _FUNCS) else set()
+        found |= {a.arg for a in ast.walk(d.args) if isinstance(a, ast.arg)} if isinstance(d, (*_FUNCS, ast.Lambda)) else set()
         found |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - declared
     return frozenset(found)
 
