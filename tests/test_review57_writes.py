@@ -20,7 +20,8 @@ uninterrupted run gives 5):
 Each is now a write: the resume is a changed call, executing nothing.
 Read-only use of the same objects stays no refusal: a library model's
 `predict`, a frame's `head`, a logger (to a `StringIO` handler too),
-`print`, a metrics object of yours the steps only bump."""
+`print`, a metrics object of yours the steps only bump, a method of a
+global object only counting in a global both steps call it to bump."""
 
 from __future__ import annotations
 
@@ -105,6 +106,12 @@ SAME = {
         "BUF = io.StringIO()\nLOGGER = logging.getLogger('r57')\nLOGGER.addHandler(logging.StreamHandler(BUF))",
         "LOGGER.warning('a %s', x)\n    print('shown', x)",
         "(LOGGER.info('b') or 0)",
+    ),
+    # A method of a global object of yours only counting in a global (both steps call it).
+    "svc_count": (
+        "import collections\nHITS = collections.Counter()\n" + _service("HITS['go'] += 1"),
+        "SVC.go(x)",
+        "(SVC.go(0) or 0)",
     ),
     "metrics": (
         "class Metrics:\n    def __init__(self):\n        self.n = 0\n    def bump(self):\n        self.n += 1\nMET = Metrics()",

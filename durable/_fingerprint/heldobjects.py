@@ -44,25 +44,26 @@ def bound_in(value: object, depth: int) -> Iterator[tuple[object, str]]:
             yield from bound_in(item, depth + 1)
 
 
-def held_methods(defs: list[ast.AST], globs: Mapping[str, Any]) -> list[ast.AST]:
-    """The `def`s of the methods `defs` call on objects of your class the
-    module holds (`SVC.go(x)`), and those these call through `self`,
-    defined in the module: what they write of its globals
-    (`LIST.append(x)`, `otherstore.LIST.append(x)`) the step writes, as
-    through a plain function it calls."""
-    found: list[ast.AST] = []
-    todo = [(attr, globs.get(name)) for name, attr in _calls(defs)]
+def held_methods(defs: list[ast.AST], globs: Mapping[str, Any]) -> list[tuple[str, ast.AST]]:
+    """The methods `defs` call on objects of your class the module holds
+    (`SVC.go(x)`), and those these call through `self`, defined in the
+    module: (the global's name, the method's `def`). What they write of its
+    globals (`LIST.append(x)`, `otherstore.LIST.append(x)`) the step
+    writes, as through a plain function it calls; what they only write, a
+    step calling them does not read (`stepreach.written_only`)."""
+    found: list[tuple[str, ast.AST]] = []
+    todo = [(name, attr, globs.get(name)) for name, attr in _calls(defs)]
     while todo and len(found) < 64:
-        attr, obj = todo.pop()
+        name, attr, obj = todo.pop()
         member = inspect.getattr_static(type(obj), attr, None) if mine(obj) else None
         fn = getattr(member, "__func__", member)
         if not isinstance(fn, types.FunctionType) or fn.__globals__ is not globs:
             continue
         for d in definitions(fn):
-            if all(d is not f for f in found) and isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.append(d)
+            if all(d is not f for _, f in found) and isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.append((name, d))
                 first = [a.arg for a in [*d.args.posonlyargs, *d.args.args][:1]]
-                todo += [(attr, obj) for name, attr in _calls([d]) if [name] == first]
+                todo += [(name, attr, obj) for me, attr in _calls([d]) if [me] == first]
     return found
 
 

@@ -12,10 +12,12 @@ Pure standard library. Found by the text, once per parsed module."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from typing import Any
 
 from .canon import is_our_decorator
 from .changers import MUTATORS
+from .heldobjects import held_methods
 from .kept import only_written
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
@@ -240,7 +242,8 @@ def aliases(names: frozenset[str], globs: Any) -> frozenset[str]:
     return frozenset(k for k, v in values.items() if any(v is h for h in held)) - names
 
 
-def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: bool = False) -> frozenset[str]:
+def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: bool = False,
+                 globs: Mapping[str, Any] | None = None) -> frozenset[str]:  # fmt: skip
     """The names among `written` that `d` and the plain functions of its module
     it reaches only write where they use them (`_count` appending to a list a
     step calls it to log in): no read. One reached otherwise (`C = Cfg`, a
@@ -251,7 +254,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
     reads: set[str] = set()
     writes: set[str] = set()
     funcs, plain = links(tree)[1], helpers([d], tree)
-    called = methods([d, *plain], tree)
+    called = methods([d, *plain], tree) + held_methods([d, *plain], globs or {})  # `Cfg.set(x)`, `SVC.go(x)`
     for node in [d, *plain, *(m for _, m in called)]:
         names = _names(node)
         if names & UNNAMED:

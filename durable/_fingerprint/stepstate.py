@@ -101,7 +101,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # the module that is no step, called by the class's name (`Cfg.configure("fast")`).
     plain = helpers(own, src.tree)
     called = methods([*own, *plain], src.tree)
-    via = [*plain, *(m for _, m in called), *held_methods([*own, *plain], globs or {})]
+    via = [*plain, *(m for _, m in [*called, *held_methods([*own, *plain], globs or {})])]
     through = {c for c, m in called if _changes_own_class(m, *_first_of(m), logs=False)}
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
     # = v` on a dict a factory made): no module-level value.
@@ -135,7 +135,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     ours = [d for d, _, _, _ in others]
     elsewhere = helper_readers([*ours, *helpers(ours, src.tree)], globs or {}, frozenset(written - {ANY}))
     others, foreign = others + [(d, n, n, o) for d, n, o in elsewhere], {id(d) for d, _, _ in elsewhere}
-    read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - stepreach.written_only(d, src.tree, written, id(d) in foreign)}
+    read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - stepreach.written_only(d, src.tree, written, id(d) in foreign, globs)}
     read -= unread({n: a for n, a in objects.items() if n in read}, others, foreign, src.tree, globs or {})
     for name in [n for n in read & direct if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
