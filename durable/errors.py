@@ -73,17 +73,17 @@ class DefinitionChangedError(DurableError):
 
     def __init__(
         self, workflow: str, run_id: str, old: str, new: str, changed: Mapping[str, str],
-        position: Position | None = None, *, arguments: Mapping[str, str] | None = None,
+        position: Position | None = None, *, arguments: Mapping[str, str] | None = None, note: str = "",
     ) -> None:
-        self.workflow, self.run_id = workflow, run_id
+        # `note`: said after what changed, that the change may be durable's own (`rules.rules_note`).
+        self.workflow, self.run_id, self.note = workflow, run_id, note
         self.old_fingerprint, self.new_fingerprint = old, new
-        self.changed_steps, self.changed_arguments = dict(changed), dict(arguments or {})
-        self.position = position
+        self.changed_steps, self.changed_arguments, self.position = dict(changed), dict(arguments or {}), position
         if self.changed_arguments:
             super().__init__(arguments_message(workflow, run_id, self.changed_arguments))
             return
         lines = [f"  - {name}: {why}" for name, why in sorted(self.changed_steps.items())]
-        detail = "\n".join(lines) if lines else "  - (the workflow body itself)"
+        detail = ("\n".join(lines) if lines else "  - (the workflow body itself)") + (f"\n{note}" if note else "")
         if position is None:
             head = (
                 f"run {run_id!r} of {workflow!r} was recorded with definition {old} but the "

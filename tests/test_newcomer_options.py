@@ -485,8 +485,9 @@ def test_the_commands_durable_run_and_fork_advise_work_in_the_store_given_by_fla
     assert (done.returncode, done.stdout.strip()) == (0, '"owls: yes"'), done.stderr
     forked = cli(tmp_path, *mine, "fork", "w1", "--at", "0")
     assert forked.returncode == 0, forked.stderr
-    again = said(forked.stderr, "run it with: ")
-    resumed = cli(tmp_path, *again, "--input", "approval=no")
+    # A fork at the input: the line answers it (newuser49), as the one above.
+    again = [a.replace("=VALUE", "=no") for a in said(forked.stderr, "run it with: ")]
+    resumed = cli(tmp_path, *again)
     assert (resumed.returncode, resumed.stdout.strip()) == (0, '"owls: no"'), resumed.stderr
     typo = cli(tmp_path, *mine, "run", "flow.py:review", "--run-id", "w2", "--resume")
     assert typo.returncode == 2

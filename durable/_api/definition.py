@@ -41,7 +41,7 @@ def definition_of(flow: Any) -> Definition:
     return Definition(
         found.fingerprint, dict(found.steps), dict(found.parts), dict(found.by_spec),
         functools.partial(why_listed, fn), found.binding, bound_digest(found.binding),
-        found.writers,
+        found.writers, dict(found.fns),
     )  # fmt: skip
 
 
@@ -87,6 +87,7 @@ def _definition(flow: Any) -> Definition:
     _reach(flow, found, {id(flow)})
     found.steps[BODY_KEY] = own.value
     found.parts[BODY_KEY] = _recorded_parts(own)
+    found.fns[BODY_KEY] = witnessed(_flow_state, flow)[0]
     found.fingerprint = combine(flow._identity, own.value, found.steps)
     return found
 
@@ -119,6 +120,7 @@ def _reach(flow: Any, found: Definition, seen: set[int]) -> None:
             found.steps[key], found.parts[key] = fresh.value, _recorded_parts(fresh)
             found.by_spec[id(spec)] = fresh.value
             found.writers.append(spec.fn)
+            found.fns[key] = spec.fn
             if binds(spec.fn):  # `durable.step(model.predict)`: the model
                 found.binding.append(spec.fn)
         elif witnessed(_is_workflow, other) and id(other) not in seen:

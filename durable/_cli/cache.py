@@ -19,9 +19,12 @@ def add_commands(
     sub: argparse._SubParsersAction,  # type: ignore[type-arg]
     common: argparse.ArgumentParser,
     age: Callable[[str], float],
+    typed: Sequence[str] = (),
 ) -> None:
+    """`typed`: the command line, which the parsers' errors read (`main._Parser`)."""
     text = "look at and clean the step cache (steps with cache=True)"
     cache = sub.add_parser("cache", parents=[common], help=text, description=text)
+    cache.typed = typed
     verbs = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
 
     def verb(name: str, handler: Callable[..., int], help: str) -> argparse.ArgumentParser:
@@ -29,6 +32,7 @@ def add_commands(
             name, parents=[common], help=help, description=help
         )
         p.set_defaults(handler=handler)
+        p.typed = typed  # type: ignore[attr-defined]
         return p
 
     p = verb("ls", cmd_ls, "list cache entries (of one step), most recently used first")

@@ -11,14 +11,15 @@ from .._errortext import id_word
 from .._manage.cancel import cancel_run
 from .._manage.owners import find_workflow
 from .._storage.base import Store
-from .format import local
+from .format import iso, local
 
 
 def cmd_cancel(args: argparse.Namespace, store: Store) -> int:
     workflow = find_workflow(store, args.run_id, args.workflow)
     done = cancel_run(store, workflow, args.run_id)
     if args.json:
-        doc = {"workflow": workflow, "runId": args.run_id, "status": done.status}
+        # `since`: when an earlier cancel did it (this one changed nothing), else null.
+        doc = {"workflow": workflow, "runId": args.run_id, "status": done.status, "since": iso(done.since)}
         print(json.dumps(doc | ({"holder": done.holder} if done.holder else {}), indent=2))
     elif done.since is not None:  # a second cancel: the first did it
         print(f"run {id_word(args.run_id)} of {workflow} was already cancelled (at {local(done.since)}); "

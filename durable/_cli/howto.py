@@ -89,6 +89,19 @@ def in_session(workflow: str, run_id: str, given: str = "") -> str:
     return f"in the notebook or session that defines {fn} (no script does, for durable run): {fn}.resume({run_id!r}{given})"
 
 
+def input_at(store: Store, workflow: str, run_id: str, position: int | None) -> str | None:
+    """The input a forked run's first position waits for (`durable fork
+    --at` of a `wait_for`, to answer it again), as its last attempt's plan
+    says; None for another kind of position."""
+    try:
+        plan = runs.read_manifest(store, workflow, run_id).plan or []
+    except DurableError:
+        return None
+    entry = plan[position] if position is not None and 0 <= position < len(plan) else None
+    named = isinstance(entry, list) and len(entry) > 1 and entry[0] == "input" and isinstance(entry[1], str)
+    return entry[1] if named else None  # type: ignore[index]
+
+
 def run_line(durable: str, found: str | None, workflow: str, run_id: str, flags: str) -> str:
     """`durable run TARGET --run-id RUN FLAGS` for a run whose target is
     `found` (`target`); when not known, or its script is not in this folder

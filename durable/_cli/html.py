@@ -57,11 +57,15 @@ th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid var(--lin
 th { color: var(--soft); font-weight: 500; }
 td.out { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; }
 td.err { color: var(--bad); }
+.ways { margin: 0 0 18px; padding-left: 18px; font-size: 13px; }
 """
 
 
-def render(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None) -> str:
-    """`child`: the child run a suspended run waits in (`waiting_child`)."""
+def render(
+    info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None, ways: Sequence[str] = ()
+) -> str:
+    """`child`: the child run a suspended run waits in (`waiting_child`);
+    `ways`: the lines that go on with the run, as `durable show` prints them."""
     start, end = _window(info, steps)
     span = max(end - start, 1e-3)
     shown = shown_rows(info, steps, child)  # the text view's rows: the one in flight, where it waits
@@ -75,13 +79,20 @@ def render(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = Non
 <h1>{escape(info.workflow)} <span class="run">{escape(info.run_id)}</span>
  <span class="badge {escape(info.status)}" id="run-status">{escape(info.status)}</span></h1>
 <p class="meta">{escape(_meta(info, span))}</p>
-<div class="chart">
+{_ways(ways)}<div class="chart">
 <div class="axis"><div class="label">step</div>{_ticks(span)}</div>
 {rows}
 </div>
 {_details(shown)}
 </body></html>
 """
+
+
+def _ways(ways: Sequence[str]) -> str:
+    if not ways:
+        return ""
+    items = "".join(f"<li>{escape(w)}</li>" for w in ways)
+    return f'<ul class="ways" id="ways-on">{items}</ul>\n'
 
 
 def _window(info: RunInfo, steps: Sequence[StepInfo]) -> tuple[float, float]:

@@ -40,7 +40,7 @@ from .common import (
 from .forkat import at_advice, position
 from .howto import GUESSES, guessed
 from .refused import refused_artifact, refused_change, restart_line
-from .unknown import near_command, unknown_option
+from .unknown import left_out, near_command, one_run, unknown_option
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
@@ -88,14 +88,13 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        guess = re.search(r"argument COMMAND: invalid choice: '([^']*)'", message)
-        if guess and guess[1] in GUESSES:
-            message += f"; to do that: {guessed(guess[1], self.typed)}"
+        guess = re.search(r"argument (COMMAND|ACTION): invalid choice: '([^']*)'", message)
+        if guess and guess[1] == "COMMAND" and guess[2] in GUESSES:
+            message += f"; to do that: {guessed(guess[2], self.typed)}"
         elif guess:
-            message += near_command(guess[1], self, self.typed)
-        told = unknown_option(message, self.typed, self) or _dashed(message, self.typed, self._command())
-        told = told or at_advice(message, self.typed)
-        super().error(message + told)
+            message += near_command(guess[2], self, self.typed)
+        told = unknown_option(message, self.typed, self) or one_run(message, self.typed, self) or _dashed(message, self.typed, self._command())
+        super().error(message + left_out(message, self) + (told or at_advice(message, self.typed)))
 
     def _command(self) -> argparse.ArgumentParser:
         """The parser of the command typed (the top one reports the words
@@ -250,7 +249,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("target", metavar="TARGET", help=_TARGET)
     p.add_argument("--json", action="store_true", help="print JSON")
     _durability(p)
-    cache.add_commands(sub, common, _age)
+    cache.add_commands(sub, common, _age, typed)
     return parser
 
 

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .._errortext import id_word, shell_words, waited_input
+from .._errortext import id_word, shell_words, to_fill, waited_input
 from .._manage import cleanup, history, owners, runs
 from .._manage.fork import fork_run
 from .._manage.listed import listed
@@ -72,13 +72,16 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
     workflow = owners.find_workflow(store, args.run_id, args.workflow)
     info, steps = history.describe(store, workflow, args.run_id)
     child = None if args.json and not args.html else runs.waiting_child(store, info)
+    # The lines that go on with a run, under the table and on the page alike.
+    ways = _how_to_continue(args, store, info) if args.html or not args.json else []
     if args.html:
-        _write_html(args.html, render(info, steps, child))
+        _write_html(args.html, render(info, steps, child, [w.strip() for w in ways]))
     if args.json:
         print(format.show_doc(info, steps, values=args.values))
     elif not args.html:
         print(format.show_text(info, steps, child))
-        _how_to_continue(args, store, info)
+    for line in [] if args.json else ways:  # stderr holds none beside a document
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -87,17 +90,15 @@ def cmd_show(args: argparse.Namespace, store: Store) -> int:
 _HALF_WAY = frozenset({"suspended", "interrupted", "failed", "forked"})
 
 
-def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo) -> None:
+def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo) -> list[str]:
+    ways: list[str] = []
     if info.status == "cancelled" and not info.parent:  # a child run's goes with its parent's
         how = howto.restart_command(command(args), store, info.workflow, info.run_id)
-        print(f"  cancelled: it runs again only afresh, {how if how.startswith('in the ') else 'with: ' + how}",
-              file=sys.stderr)  # fmt: skip
+        ways.append(f"  cancelled: it runs again only afresh, {how if how.startswith('in the ') else 'with: ' + how}")
     if info.status not in _HALF_WAY:
-        return
+        return ways
     if howto.was_killed(info):  # --resume is refused again
-        for line in howto.killed_ways(command(args), store, info.workflow, info.run_id):
-            print(line, file=sys.stderr)
-        return
+        return ways + howto.killed_ways(command(args), store, info.workflow, info.run_id)
     top = info
     while top.parent:  # a child run goes on when the run on top of it resumes
         workflow, run_id = top.parent.rsplit("@", 1)[0].split("/", 1)
@@ -105,27 +106,27 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
             top = runs.run_info(store, workflow, run_id)
         except DurableError:  # removed meanwhile: resumed alone, it is a run of its own
             break
-    name = waited_input(info.reason)
+    name = waited_input(info.reason) or (howto.input_at(store, info.workflow, info.run_id, info.position)
+                                         if info.status == "forked" else None)  # fmt: skip
     # The input or parameters named, as `durable run` says; none for a workflow without parameters.
-    answer = howto.answer_flags(top, info.reason, name) if info.status == "suspended" else ""
+    answer = howto.answer_flags(top, info.reason, name) if info.status == "suspended" or name else ""
     flags = f" {answer}" if answer else ""
     if top is not info:
-        print(f"  {id_word(info.run_id)} is a child run of run {id_word(top.run_id)} of {top.workflow}: it goes on "
-              "when that run resumes", file=sys.stderr)  # fmt: skip
+        ways.append(f"  {id_word(info.run_id)} is a child run of run {id_word(top.run_id)} of {top.workflow}: it goes on "
+                    "when that run resumes")  # fmt: skip
     target = howto.target(store, top.workflow, top.run_id)
     if target == "":
         given = f", inputs={{{name!r}: VALUE}}" if name else ""
         if not name and top.status == "suspended" and (asks := howto.asked(top, info.reason)) != []:
             given = "".join(f", {n}=VALUE" for n in asks or ["NAME"])
-        print(f"  continue {howto.in_session(top.workflow, top.run_id, given)}", file=sys.stderr)
+        ways.append(f"  continue {howto.in_session(top.workflow, top.run_id, given)}")
         if info.status == "failed":
-            print("  after an edit of the code, add .with_options(on_change='rerun') before .resume",
-                  file=sys.stderr)  # fmt: skip
-        return
-    print(f"  continue with: {howto.run_line(command(args), target, top.workflow, top.run_id, '--resume' + flags)}",
-          file=sys.stderr)  # fmt: skip
+            ways.append("  after an edit of the code, add .with_options(on_change='rerun') before .resume")
+        return ways
+    ways.append(f"  continue with: {howto.run_line(command(args), target, top.workflow, top.run_id, '--resume' + flags)}")  # fmt: skip
     if info.status == "failed":  # the usual fix, an edit of the failed step, is refused otherwise
-        print("  after an edit of the code, add --on-change rerun to that line", file=sys.stderr)
+        ways.append("  after an edit of the code, add --on-change rerun to that line")
+    return ways
 
 
 def _write_html(path: str, page: str) -> None:
@@ -192,8 +193,10 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     workflow = owners.find_workflow(store, args.run_id, args.workflow)
     new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
     print(new_id)
-    target = howto.target(store, workflow, new_id)
-    run_it = howto.in_session(workflow, new_id) if target == "" else howto.run_line(command(args), target, workflow, new_id, "--resume")
+    target, name = howto.target(store, workflow, new_id), howto.input_at(store, workflow, new_id, args.at)
+    given = f", inputs={{{name!r}: VALUE}}" if name else ""  # its first position a wait_for: answered again
+    run_it = howto.in_session(workflow, new_id, given) if target == "" else howto.run_line(
+        command(args), target, workflow, new_id, "--resume" + (f" {to_fill('--input', [name])}" if name else ""))
     print(
         f"forked {workflow}/{id_word(args.run_id)} at position {args.at} into {id_word(new_id)} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"

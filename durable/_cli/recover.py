@@ -22,7 +22,7 @@ def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     """Exit 1 when a run failed again or could not be read, else 2 when one
     was refused (a changed definition: nothing executed, the run is as it
     was), else 0 (held, suspended and cancelled runs do not count)."""
-    wf = load_target(args.target).with_options(durability=args.durability)
+    wf = load_target(args.target, args.typed).with_options(durability=args.durability)
     if args.store is not None or wf.options.store is None:
         wf = wf.with_options(store=store)
     else:

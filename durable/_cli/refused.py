@@ -9,7 +9,7 @@ import traceback
 
 from .._errortext import id_word, shell_words
 from ..errors import ArtifactMissingError, DefinitionChangedError
-from .common import command, rerun
+from .common import advised, command, rerun
 
 
 def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
@@ -51,6 +51,8 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
             f"position {e.position} on was executed."
         )
     print(f"durable: refused: run {id_word(e.run_id)} of {e.workflow}: {text}", file=sys.stderr)
+    if e.note:  # the change may be durable's own (an upgrade), not the code's
+        print(f"  {advised(e.note, command(args))}", file=sys.stderr)
     if again is not None:
         print(
             f"  re-run from the first change: {again} --resume --on-change rerun{given}{answers}\n"

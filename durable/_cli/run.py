@@ -39,7 +39,7 @@ from .values import by_annotation, check_input_numbers, check_names, check_types
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
-    wf = load_target(args.target)
+    wf = load_target(args.target, args.typed)
     if args.store is None:
         # Unless --store says otherwise: the decorator's store, else the script's
         # durable.configure(store=), else $DURABLE_STORE (as `python script.py` would).

@@ -11,15 +11,21 @@ import os
 import sys
 import traceback
 import types
+from collections.abc import Sequence
 from typing import Any
 
 from .._api.workflow import Workflow
-from .._errortext import shell_words
+from .._errortext import id_word, program, shell_words
+from .._manage.owners import find_workflow
+from .._storage.factory import open_store
+from ..errors import DurableError
 from .common import UsageError
+from .howto import guessed, target
 
 
-def load_target(spec: str) -> Workflow[Any, Any]:
-    """`path/to/file.py:name` or `package.module:name` -> the workflow."""
+def load_target(spec: str, typed: Sequence[str] = ()) -> Workflow[Any, Any]:
+    """`path/to/file.py:name` or `package.module:name` -> the workflow;
+    `typed`: the command line (`durable run RUN`: the line that goes on)."""
     where, sep, attr = spec.rpartition(":")
     if not sep and spec.endswith(".py") and os.path.isfile(spec):  # `durable run flow.py`
         names = _workflows(_namespace(spec, is_file=True))
@@ -29,6 +35,7 @@ def load_target(spec: str) -> Workflow[Any, Any]:
     if not sep or not where or not attr:
         raise UsageError(
             f"target {spec!r} must be path/to/file.py:workflow or package.module:workflow"
+            + (_run_named(spec, typed) if not sep else "")
         )
     is_file = where.endswith(".py") or os.sep in where or os.path.isfile(where)
     if is_file and not os.path.exists(where):  # a typo: the file meant, not Errno 2 and a path
@@ -56,6 +63,25 @@ def load_target(spec: str) -> Workflow[Any, Any]:
         what = "a @durable.step" if hasattr(obj, "__durable_step__") else f"a {type(obj).__name__}"
         raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{known}")
     return obj
+
+
+def _run_named(spec: str, typed: Sequence[str]) -> str:
+    """"; R is the id of a run of W; to go on with it: ..." for `durable
+    run R`, a run's id given where its script and function belong; for
+    `durable recover R`, the line that names its workflow instead."""
+    words = list(typed)
+    try:
+        store = open_store(words[words.index("--store") + 1] if "--store" in words[:-1] else None)
+        workflow = find_workflow(store, spec)
+    except DurableError:  # no such run (or none to be read): the target was mistyped, as said
+        return ""
+    said = f"; {id_word(spec)} is the id of a run of {workflow}"
+    if "run" not in words:  # `durable recover R`: it takes the run's workflow
+        found = target(store, workflow, spec)
+        line = f"{program()} {shell_words(*[found if w == spec else w for w in words])}" if found else ""
+        return f"{said}; recover takes its workflow" + (f": {line}" if line else " (as file.py:function)")
+    words[words.index("run")] = "resume"  # the API's word: `guessed` prints what does it
+    return f"{said}; to go on with it: {guessed('resume', words)}"
 
 
 def _workflows(namespace: dict[str, Any]) -> list[str]:

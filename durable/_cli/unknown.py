@@ -77,3 +77,32 @@ def near_command(word: str, parser: argparse.ArgumentParser, typed: Sequence[str
     typed = list(typed)
     typed[typed.index(word)] = meant[0]
     return f"; did you mean {meant[0]}? ({program()} {shell_words(*typed)})"
+
+
+def left_out(message: str, parser: argparse.ArgumentParser) -> str:
+    """"; choose one of: ..." when the command (`durable` alone) or the
+    action (`durable cache`) was left out, which argparse names none of."""
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if sub is None or not re.search(r"required: (COMMAND|ACTION)$", message.split(";")[0]):
+        return ""
+    return f"; choose one of: {', '.join(sub.choices)} (`{parser.prog} --help` says what each does)"
+
+
+def one_run(message: str, typed: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """"; durable cancel takes one run id, a command each: ..." for the
+    run ids a command taking one was given after it (`durable cancel r1 r2`)."""
+    stray = re.search(r"unrecognized arguments: (.*)$", message)
+    command = command_parser(parser, typed)
+    takes = any(a.metavar == "RUN" and not a.option_strings and a.nargs is None for a in command._actions)
+    extra = stray[1].split() if stray is not None else []
+    if not takes or not extra or any(w[:1] == "-" for w in extra) or command.prog.split()[-1] not in typed:
+        return ""
+    words = [w for w in typed if w not in extra]
+    at = words.index(command.prog.split()[-1]) + 1  # the run id: the first word after the command
+    valued = {o for a in command._actions if a.nargs != 0 for o in a.option_strings}
+    while at < len(words) and (words[at][:1] == "-" or words[at - 1] in valued):
+        at += 1
+    if at == len(words):
+        return ""
+    each = [shell_words(*words[:at], run, *words[at + 1 :]) for run in (words[at], *extra)]
+    return f"; {command.prog} takes one run id, a command each: " + "; ".join(f"{program()} {w}" for w in each)

@@ -69,9 +69,9 @@ def _meant(flag: str, key: str, text: str) -> str:
     """The pair a near miss meant: `dry-run=false` (a flag's spelling) is
     the parameter `dry_run`; `n = 5` has spaces the shell kept."""
     name = key.strip().replace("-", "_")
-    if not name.isidentifier() or not text.strip():
+    if not name.isidentifier():
         return ""
-    return f": {flag} {shell_words(f'{name}={text.strip()}')}?"
+    return f": {flag} {shell_words(f'{name}={text.strip()}')}?" if text.strip() else f"; give its value: {flag} {name}=VALUE"
 
 
 def _twice(flag: str, first: str, second: str) -> str:

@@ -15,11 +15,14 @@ from .._fingerprint.analysis import SAID
 from .._fingerprint.derived import made_in
 from .._fingerprint.fingerprint import IDENTITY, describe_change
 from .._fingerprint.heads import ANY
+from .._fingerprint.said import made_by_calls
 from .._frozen import Compared, dataclass
 from .._storage.records import RunRecord
 from ..errors import (
     DefinitionChangedError,
 )
+from .rules import KEY as RULES
+from .rules import rules_note
 
 BODY_KEY = "(workflow body)"
 
@@ -46,6 +49,9 @@ class Definition(Compared):
     # The functions of the steps it reaches: what they write that another
     # step reads counts in its caller's record of it (a child run's: `child`).
     writers: list[Any] = field(default_factory=list)
+    # The function of each step (and the body), for a refusal's words only
+    # (`made_by_calls`: `START = time.time()` may differ in each process).
+    fns: dict[str, Any] = field(default_factory=dict)
 
 
 def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
@@ -59,7 +65,9 @@ def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
         elif after is None:
             out[name] = f"removed (was {before})"
         else:
-            why = describe_change(old.step_parts.get(name, {}), new.parts.get(name, {}))
+            was, now = old.step_parts.get(name, {}), new.parts.get(name, {})
+            consts = [k[6:] for k in now if k.startswith("const:") and was.get(k) not in (None, now[k])]
+            why = describe_change(was, now, made_by_calls(new.fns.get(name), consts) if consts else None)
             if why == "no change":  # a run recorded before identities were kept
                 why = "identity changed (module name or name=)"
             out[name] = f"{why}: {before} -> {after}"
@@ -104,6 +112,7 @@ def choose_policy(
             manifest.fingerprint,
             definition.fingerprint,
             changed,
+            note=rules_note(manifest.extra.get(RULES), manifest.run_id),
         )
     if policy == "rebase":
         warn(
@@ -178,5 +187,6 @@ def as_left(fn: object, found: Definition, manifest: RunRecord | None) -> Defini
     if start.by_spec.keys() != found.by_spec.keys() or start.steps.keys() != found.steps.keys():
         return found
     return Definition(
-        start.fingerprint, start.steps, start.parts, start.by_spec, found.why_listed, found.binding, found.bound
+        start.fingerprint, start.steps, start.parts, start.by_spec, found.why_listed, found.binding, found.bound,
+        fns=found.fns,
     )

@@ -20,6 +20,8 @@ from .._storage.records import RunRecord, keep_encoded
 from ..errors import LeaseLostError, SerializationError, StorageError
 from .arguments import at_default, encode_arguments
 from .definition import Definition
+from .rules import KEY as RULES
+from .rules import rules
 
 
 def start(
@@ -54,6 +56,7 @@ def start(
             manifest.extra["older_code"] = True
     note_opened(manifest.extra, size, level)
     manifest.fingerprint = definition.fingerprint
+    manifest.extra[RULES] = rules()  # what made it: a refusal under other rules says so
     manifest.steps, manifest.step_parts = definition.steps, definition.parts
     manifest.args_encoding = encoding
     inline, manifest.args_blob = keep_encoded(store, (workflow, run_id), data)

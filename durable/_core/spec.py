@@ -51,7 +51,7 @@ class StepSpec(Frozen):
     body: Callable[..., Any] | None = field(default=None, compare=False)
     validate: Callable[[Any], object] | None = field(default=None, compare=False)
     # No cache, validator, derived artifacts or retries: a live call's one
-    # try runs without a plan (`steps._run_once`). Decided once, here.
+    # try runs without a plan (`livecall.run_once`). Decided once, here.
     direct: bool = field(init=False, compare=False, repr=False)
     # How errors name a call of it (`RunState.take_position`), spelled once.
     what: str = field(init=False, compare=False, repr=False)

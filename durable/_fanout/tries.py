@@ -166,7 +166,7 @@ class KeptTries(Tries):
     def scope(self, index: int) -> ItemScope:
         if index in self.retrying:
             # A retry is a boundary once its delay is over, as a step's is
-            # (`steps._Tries.call`): the run refused by another of its tasks
+            # (`livecall.Tries.call`): the run refused by another of its tasks
             # or workers, cancelled, or its lease lost meanwhile, makes no try.
             self.retrying.discard(index)
             boundary(self.ctx, self.pos)
@@ -174,7 +174,7 @@ class KeptTries(Tries):
 
     def _numbered(self, index: int) -> int:
         """The item's current try as the run numbers it, as a step's tries
-        are (`steps._Tries.enter`): after the tries of budgets given up.
+        are (`livecall.Tries.enter`): after the tries of budgets given up.
         What `current_run().attempt` says in it and its retry's event."""
         return self.given_up.get(index, 0) + self.used.get(index, 0)
 

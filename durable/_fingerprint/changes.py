@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .analysis import UNHASHED, WHERE
-from .said import said_detail
+from .said import anew_advice, said_detail
 
 #: A part a workflow's definition records for each step (never hashed: the
 #: identity is hashed by itself), so that a refusal can say "renamed".
 IDENTITY = "identity"
-_KINDS = {"const": "constant", "global": "global", "helper": "helper", "step": "step"}
+_KINDS = {"const": "constant", "global": "global", "helper": "helper", "step": "step", "now": "the contents of"}
 _GAINED = {
     "code": "source",
     "defaults": "default values",
@@ -32,20 +32,23 @@ _WHOLE = {
 }
 
 
-def describe_change(old_parts: Mapping[str, str], new_parts: Mapping[str, str]) -> str:
+def describe_change(
+    old_parts: Mapping[str, str], new_parts: Mapping[str, str], made: Mapping[str, str] | None = None
+) -> str:
     """What kind of change turned `old_parts` into `new_parts`, in words:
     "code changed", "constant PROMPT changed", "helper m.clean changed",
     "version changed ('1' -> '2')", "renamed (m.a -> b)", ... joined with
-    "; "."""
+    "; ". `made`: the statement that made each constant by a call (`made_by_calls`)."""
     old_id, new_id = old_parts.get(IDENTITY), new_parts.get(IDENTITY)
     said = [f"renamed ({old_id} -> {new_id})" if old_id and new_id and old_id != new_id else ""]
     if "version" in old_parts or "version" in new_parts:
         said.append(_version_change(old_parts.get("version"), new_parts.get("version")))
     else:
         keys = _ordered(old_parts, new_parts)
-        said += [_describe_key(k, old_parts.get(k), new_parts.get(k)) for k in keys]
+        said += [_describe_key(k, old_parts.get(k), new_parts.get(k), made or {}) for k in keys]
         said += [_describe_where(k, old_parts.get(k), new_parts.get(k)) for k in _wheres(old_parts, new_parts)]
         said.append(said_detail(old_parts, new_parts))  # `SETTINGS.started differs`
+        said.append(anew_advice(made or {}))  # `START = time.time()`
     return "; ".join(s for s in said if s) or "no change"
 
 
@@ -72,7 +75,7 @@ def _ordered(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:
     return sorted(keys, key=lambda k: (order.get(k, 4), k))
 
 
-def _describe_key(key: str, old: str | None, new: str | None) -> str:
+def _describe_key(key: str, old: str | None, new: str | None, made: Mapping[str, str]) -> str:
     if old == new:
         return ""
     if key in _WHOLE:
@@ -83,4 +86,4 @@ def _describe_key(key: str, old: str | None, new: str | None) -> str:
         return f"now uses {kind} {name}"
     if new is None:
         return f"no longer uses {kind} {name}"
-    return f"{kind} {name} changed"
+    return f"{kind} {name} changed" + (f" (made by {made[name]})" if prefix == "const" and name in made else "")

@@ -27,19 +27,13 @@ from typing import Any
 from .analysis import WHERE
 from .bindings import module_statements
 from .canon import node_hash
-from .imports import user_class
 from .loaded import Users, loaded_state
 from .outside import _durable
+from .placed import MISSING, Entry, Read, changeable, placed
 from .reach import module_label
-from .source import current_text, rewritten_by_pytest
+from .source import rewritten_by_pytest
 from .witness import file_state, remember, witnessed
-from .writes import ANY, CALLED, GIVEN, MODULE_ROOT, Path, writes_of
-
-# Values shared by identity without being one object a program changes.
-_SHARED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
-_MISSING = object()
-# A write: the module whose text makes it, and its module-level statement.
-Entry = tuple[types.ModuleType, ast.AST]
+from .writes import ANY, CALLED
 
 
 class _Index:
@@ -58,7 +52,7 @@ class _Index:
     def roots_hold(self) -> bool:
         """Whether each name a write was followed through holds what it did
         (`target = other` at run time keeps the number of names)."""
-        return all(space.get(key, _MISSING) is value for space, key, value in self.read)
+        return all(space.get(key, MISSING) is value for space, key, value in self.read)
 
 
 def elsewhere_of(namespace: Mapping[str, Any], name: str, parts: dict[str, str] | None = None) -> tuple[str, ...]:
@@ -71,7 +65,7 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str, parts: dict[str, str] 
     The writers' names go into `parts` (never hashed), for a refusal to name."""
     index = _index(full=True)
     hit = index.found.get((id(namespace), name))
-    if (hit is None or hit[1] is not namespace.get(name, _MISSING)) and not index.roots_hold():
+    if (hit is None or hit[1] is not namespace.get(name, MISSING)) and not index.roots_hold():
         index = _INDEX[0] = _build(loaded_state())  # a new name read, or one bound anew: checked
     found, writers, _ = _lookup(index, namespace, name)
     for writer in writers:
@@ -192,8 +186,7 @@ def _index(full: bool) -> _Index:
     if not full and index.token == _token():
         return index
     state = loaded_state()
-    if state is not index.state:
-        index = _build(state)
+    index = _build(state) if state is not index.state else index
     index.token = _token()
     _INDEX[0] = index
     return index
@@ -202,7 +195,7 @@ def _index(full: bool) -> _Index:
 def _lookup(
     index: _Index, namespace: Mapping[str, Any], name: str
 ) -> tuple[tuple[str, ...], tuple[types.ModuleType, ...], tuple[Entry, ...]]:
-    key, held = (id(namespace), name), namespace.get(name, _MISSING)
+    key, held = (id(namespace), name), namespace.get(name, MISSING)
     hit = index.found.get(key)
     if hit is not None and hit[0] is namespace and hit[1] is held:
         return hit[2], hit[3], hit[4]
@@ -211,7 +204,7 @@ def _lookup(
     if home is not None:
         entries += index.names.get(key, []) + index.names.get((key[0], ANY), [])
         entries += index.anywhere.get(name, []) + index.anywhere.get(ANY, [])
-        if _changeable(held):
+        if changeable(held):
             entries += index.objects.get(id(held), ())
     entries = [e for e in entries if e[0] is not home]
     found = tuple(sorted({node_hash(unit) for _, unit in entries}))
@@ -227,104 +220,12 @@ def _build(state: Users) -> _Index:
     index = _Index(state)
     tables = {"names": index.names, "objects": index.objects, "anywhere": index.anywhere}
     for writer in state[1]:
-        read, placed = _placed(writer)
+        read, landed = placed(writer)
         index.read += read
-        for table, key, entry, held in placed:
+        for table, key, entry, held in landed:
             tables[table].setdefault(key, []).append(entry)
             index.held.append(held)
     return index
-
-
-# A name read in placing a write (the namespace, the name, what it held),
-# and a write placed (the table, its key, the write, what the key is of).
-Read = tuple[Mapping[str, Any], str, object]
-Placed = tuple[str, object, Entry, object]
-# id of a module -> (the module, its writes, its number of names, what
-# placing them read, where they went): placed again only when one changed.
-_PLACED: dict[int, tuple[Any, Any, int, tuple[Read, ...], tuple[Placed, ...]]] = {}
-
-
-def _placed(writer: types.ModuleType) -> tuple[tuple[Read, ...], tuple[Placed, ...]]:
-    namespace = vars(writer)
-    writes = writes_of(current_text(writer.__file__, namespace))  # type: ignore[arg-type]
-    hit = _PLACED.get(id(writer))
-    if hit is not None and hit[0] is writer and hit[1] is writes and hit[2] == len(namespace):
-        if all(space.get(key, _MISSING) is value for space, key, value in hit[3]):
-            return hit[3], hit[4]
-    read: dict[tuple[int, str], Read] = {}
-    placed: list[Placed] = []
-    for path, unit in writes:
-        _place(placed, read, (writer, unit), path)
-    if len(_PLACED) > 16384:  # modules made and dropped again and again (tests)
-        _PLACED.clear()
-    _PLACED[id(writer)] = (writer, writes, len(namespace), (*read.values(),), (*placed,))
-    return _PLACED[id(writer)][3:]
-
-
-def _place(placed: list[Placed], read: dict[tuple[int, str], Read], entry: Entry, path: Path) -> None:
-    """Place the write through `path` by what it reaches now, noting what
-    it read. A root that holds no module or object now (`target = None`,
-    bound at run time to a module) may reach any, as a module whose name
-    the text does not give (`sys.modules[k]`)."""
-    root, namespace = path[0], vars(entry[0])
-    value: object = None
-    if path[1:] == (CALLED,):  # `configure(k)` imported from `cfg`: as `cfg.configure(k)`
-        fn = _read(read, namespace, root)
-        home = sys.modules.get(getattr(fn, "__module__", None) or "")
-        if isinstance(fn, types.FunctionType) and home is not None and fn.__globals__ is vars(home):
-            placed.append(("names", (id(vars(home)), CALLED + fn.__name__), entry, home))
-        return
-    if path[-1] == GIVEN:
-        value = namespace.get(root)
-        if value is None or isinstance(value, _SHARED):  # nothing a call changes
-            return
-        path = (root, ANY)
-    if root.startswith(MODULE_ROOT):
-        key = root[len(MODULE_ROOT) :]
-        value = entry[0] if key == "__name__" else _read(read, sys.modules, key) if key else value
-    else:
-        value = namespace.get(root, _MISSING)
-        if value is _MISSING:  # a local name: not followed
-            return
-        read[id(namespace), root] = (namespace, root, value)
-    if value is None or value is _MISSING or isinstance(value, _SHARED):
-        if len(path) > 1:
-            placed.append(("anywhere", path[1], entry, None))
-        return
-    for i in range(1, len(path) + 1):
-        if _changeable(value):  # changed in place, an item or attribute set
-            placed.append(("objects", id(value), entry, value))
-        if i == len(path) or not isinstance(value, (types.ModuleType, type)):
-            return
-        if isinstance(value, types.ModuleType):
-            placed.append(("names", (id(vars(value)), path[i]), entry, value))
-        if path[i] == ANY:
-            return
-        value = _member(read, value, path[i])
-
-
-def _read(read: dict[tuple[int, str], Read], space: Mapping[str, Any], key: str) -> object:
-    value = space.get(key, _MISSING)
-    read[id(space), key] = (space, key, value)
-    return value
-
-
-def _member(read: dict[tuple[int, str], Read], owner: types.ModuleType | type, name: str) -> object:
-    """`owner.name` as stored: no module `__getattr__`, no descriptor run."""
-    for space in (owner,) if isinstance(owner, types.ModuleType) else owner.__mro__:
-        found = _read(read, vars(space), name)
-        if found is not _MISSING:
-            return found
-    return None
-
-
-def _changeable(value: object) -> bool:
-    """An object a write may change for the step that reads it: not a value
-    shared by identity, a module, nor a library's class or builtin (`Fraction
-    .from_float(x)` in a test changes nothing a step reading `Fraction` sees)."""
-    if isinstance(value, (*_SHARED, types.ModuleType, types.BuiltinFunctionType)):
-        return False
-    return not isinstance(value, type) or user_class(value)
 
 
 _INDEX: list[_Index] = [_Index(None)]

@@ -13,23 +13,22 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
 import itertools
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .changers import LOGS, MUTATORS, library_writer
+from .changers import LOGS, MUTATORS
+from .handedwrites import SCALARS as _SCALARS
+from .handedwrites import handed_writes, resolved, user_function
 from .holds import held_callables
 from .imports import user_class
-from .inplace import roots
 from .localbound import bound_locals
 from .nodes import walk
-from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import local_names
-from .written import method, through_names, written_in
+from .written import written_in
 
 _Def = tuple[ast.AST, frozenset[str], "str | None"]
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -76,7 +75,7 @@ def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> 
     if untold:
         found |= _shared(globs, [s for s in spaces.values() if s is not globs])
     for d in defs:  # handed through a local bound to it too (`xs = CFG["a"]`, then `add(xs, x)`)
-        handed, bound = _handed(d, globs, logs) | _held_mutators(d, globs, logs), bound_locals(list(walk(d)))
+        handed, bound = handed_writes(d, globs, logs) | _held_mutators(d, globs, logs), bound_locals(list(walk(d)))
         found |= {g for n in handed for g in (n, *bound.get(n, ()))} - local_names([d])
     return frozenset(found)
 
@@ -123,96 +122,6 @@ def _mutated(value: object, methods: frozenset[str]) -> object:
         name = value.__name__  # `LOG.append`, `CFG.__setitem__`
         return value.__self__ if name in methods else None
     return None
-
-
-def _handed(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int = 0) -> set[str]:
-    """The names `node` hands to a function of the user's that writes into the
-    parameter taking it (`log(LOG, x)` of `def log(items, x): items.append(x)`):
-    as `written_in` counts a write by name, such a hand-off is the write. So
-    is one the function hands on to another that writes it (`_put(items, x)`),
-    binds to another name (`store = items`), or takes in `*args` or
-    `**kwargs` it writes; a method of an object of the user's class
-    (`w.put(LOG, x)`) takes it after `self`. Not a number (rebound there)."""
-    found: set[str] = set()
-    # A parameter of a function nested in it (`args` of `def wrapper(*args): return fn(*args)`)
-    # is no global: handed on unseen, it was taken for a write of one.
-    nested = {a.arg for f in walk(node) if isinstance(f, _FUNCS) and f is not node for a in ast.walk(f.args) if isinstance(a, ast.arg)}
-    for call in (n for n in walk(node) if isinstance(n, ast.Call)):
-        given: list[tuple[int | str, str]] = [(i, n) for i, a in enumerate(call.args) for n in _handed_roots(a)]
-        given += [(k.arg, n) for k in call.keywords if k.arg for n in _handed_roots(k.value)]
-        given = [(at, n) for at, n in given if (n in globs and type(globs[n]) not in _SCALARS) or (n not in globs and n not in nested)]
-        func = _spelled(call.func)
-        if given and not isinstance(func, (ast.Name, ast.Attribute)):  # `OPS["add"](LOG, x)`: not told
-            found.update(name for _, name in given)
-            continue
-        try:  # a proxy's attributes may raise anything: not told
-            fn, shift = _callee(func, globs) if given else (None, 0)
-        except Exception:
-            found.update(name for _, name in given)
-            continue
-        local = func.id if isinstance(func, ast.Name) and func.id not in globs else None
-        if fn is None and local is not None and local not in vars(builtins):  # a name the body binds
-            inner: list[ast.AST] = [d for d in walk(node) if isinstance(d, _FUNCS) and d.name == local and d is not node]
-            if len(inner) != 1 or depth >= 8:  # a lambda, a parameter, a local import: not told
-                found.update(name for _, name in given)
-                continue
-            defs, space = inner, globs  # `def add(xs, v): xs.append(v)` inside the step
-        elif fn is None:  # a library's: one changing the list handed to it first writes it
-            found.update(name for at, name in given if at == 0 and library_writer(func, globs, logs))
-            continue
-        else:
-            src, space = source_of(fn.__code__.co_filename, fn.__globals__), fn.__globals__
-            defs = find_definitions(fn.__code__, src) if src.tree is not None and runs_this_source(fn.__code__, src, space) else []
-        if len(defs) != 1 or not isinstance(defs[0], _FUNCS) or depth >= 8:
-            found.update(name for _, name in given)  # not told: any it is given
-            continue
-        args = defs[0].args
-        params = [a.arg for a in (*args.posonlyargs, *args.args)][shift:]
-        named = {*params, *(a.arg for a in args.kwonlyargs)}
-        # Written by another name bound to it, a part of it or a shallow copy sharing its parts.
-        changed = through_names(defs[0], set(written_in(defs, logs) | _handed(defs[0], space, logs, depth + 1)), logs)
-        for at, name in given:
-            if isinstance(at, int):
-                param = params[at] if at < len(params) else args.vararg.arg if args.vararg else None
-            else:
-                param = at if at in named else args.kwarg.arg if args.kwarg else None
-            if param is None or param in changed:
-                found.add(name)
-    return found
-
-
-def _spelled(func: ast.expr) -> ast.expr:
-    """`getattr(Ops, "add")` as the `Ops.add` it names."""
-    got = method(func) if isinstance(func, ast.Call) else None
-    return func if got is None or got[1] is None else ast.Attribute(value=got[0], attr=got[1], ctx=ast.Load())
-
-
-def _handed_roots(arg: ast.AST) -> list[str]:
-    """The global an argument hands over, whole or a part of it (`LOG`,
-    `STATE["items"]`, `Box.items`, `cfg.LOG`: `roots`), one of those it may
-    be (`LOG if x else []`, `LOG or []`), or one a literal holds
-    (`{"items": LOG}`); none for a slice, a copy."""
-    if isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice):
-        return []
-    if isinstance(arg, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.IfExp, ast.BoolOp)):
-        parts = arg.values if isinstance(arg, (ast.Dict, ast.BoolOp)) else [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else arg.elts
-        return [n for p in parts for n in _handed_roots(p)]
-    return roots(arg) if isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript, ast.NamedExpr, ast.Starred)) else []
-
-
-def _callee(func: ast.AST, globs: Mapping[str, Any]) -> tuple[types.FunctionType | None, int]:
-    """The function of the user's a call runs and how many parameters it
-    binds itself (`self` of `w.put` for an object of the user's class, `cls`
-    of a class method). Raises what a proxy's attributes raise."""
-    target = _resolved(func, globs)
-    if target is None and isinstance(func, ast.Attribute):
-        owner = _resolved(func.value, globs)
-        if owner is not None and not isinstance(owner, (type, types.ModuleType)) and user_class(type(owner)):
-            target = next((vars(c)[func.attr] for c in type(owner).__mro__ if func.attr in vars(c)), None)
-            return _function(target), 0 if isinstance(target, staticmethod) else 1
-    if isinstance(target, types.MethodType):  # `put = w.put`
-        return _function(target.__func__), 1
-    return _function(target), 1 if isinstance(target, classmethod) else 0
 
 
 def _shared(globs: Mapping[str, Any], spaces: list[Mapping[str, Any]]) -> set[str]:
@@ -269,7 +178,6 @@ def _reads(node: ast.AST, space: Mapping[str, Any], globs: Mapping[str, Any], wr
     return found - {""}
 
 
-_SCALARS = (int, float, complex, str, bytes, bool, type(None))
 # What no helper writes into: scalars, modules, classes and functions (counted by their code).
 _FIXED = (*_SCALARS, types.ModuleType, type, types.FunctionType)
 
@@ -287,7 +195,7 @@ def _called(node: ast.AST, space: Mapping[str, Any]) -> Iterator[types.FunctionT
     for sub in walk(node):  # breadth first: a dotted name before its parts
         if not isinstance(sub, (ast.Name, ast.Attribute)) or not isinstance(sub.ctx, ast.Load):
             continue
-        value = None if id(sub) in told else _resolved(sub, space)
+        value = None if id(sub) in told else resolved(sub, space)
         if isinstance(sub, ast.Attribute) and (value is not None or id(sub) in told):
             told.add(id(sub.value))
         if not isinstance(value, type) or id(sub) in made:
@@ -298,8 +206,8 @@ def _functions_in(value: object, depth: int = 0) -> Iterator[types.FunctionType]
     value = value.__func__ if isinstance(value, (staticmethod, classmethod, types.MethodType)) else value
     if isinstance(value, type) and user_class(value):
         mro = [c for c in value.__mro__ if user_class(c)]
-        yield from (f for c in mro for f in map(_function, vars(c).values()) if f is not None)
-    elif (fn := _function(value)) is not None:
+        yield from (f for c in mro for f in map(user_function, vars(c).values()) if f is not None)
+    elif (fn := user_function(value)) is not None:
         yield fn
     elif isinstance(value, functools.partial) and depth < 8:
         for held in (value.func, *value.args, *value.keywords.values()):
@@ -307,23 +215,3 @@ def _functions_in(value: object, depth: int = 0) -> Iterator[types.FunctionType]
     elif not isinstance(value, (type, types.ModuleType)) and depth < 8:
         for held in held_callables(value):  # `OPS = {"total": total}`
             yield from _functions_in(held, depth + 1)
-
-
-def _resolved(func: ast.AST, space: Mapping[str, Any]) -> object:
-    """What a dotted name (`describe`, `helpers.Describer.describe`) names,
-    looked up without running the code of a class (its own `__dict__`s)."""
-    if isinstance(func, ast.Name):
-        return space.get(func.id)
-    if not isinstance(func, ast.Attribute):
-        return None
-    owner = _resolved(func.value, space)
-    if isinstance(owner, types.ModuleType):
-        return vars(owner).get(func.attr)
-    if isinstance(owner, type) and user_class(owner):
-        return next((vars(c)[func.attr] for c in owner.__mro__ if func.attr in vars(c)), None)
-    return None
-
-
-def _function(value: object) -> types.FunctionType | None:
-    value = getattr(value, "__func__", value) if isinstance(value, (staticmethod, classmethod)) else value
-    return value if type(value) is types.FunctionType and is_user_code(value) else None

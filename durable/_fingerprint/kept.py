@@ -152,19 +152,44 @@ def _analyse(fn: Any, code: types.CodeType, which: Callable[[Iterable[bool]], bo
 
 
 def only_written(
-    nodes: list[ast.AST], wanted: frozenset[str], which: Callable[[Iterable[bool]], bool] = all
+    nodes: list[ast.AST], wanted: frozenset[str], which: Callable[[Iterable[bool]], bool] = all, shown: bool = False
 ) -> frozenset[str]:
     """The names among `wanted` that the one definition in `nodes` (its
     body) only writes: its closure's cells, or the globals it appends its
     calls to (`LOG.append(x)`), whose contents then count for it neither
     (`contents_part`) when the module also changes them (`LOG.clear()`).
-    `which=any`: those it writes at least once (`self_filled`)."""
+    `which=any`: those it writes at least once (`self_filled`). `shown`:
+    a use only shown is no read either (`_shown_only`)."""
     if len(nodes) != 1 or _reads_unnamed(nodes[0]):
         return _NOTHING
+    quiet = _shown_only(nodes[0]) if shown else frozenset()
     written: dict[str, list[bool]] = {}
     for name, above in _uses(nodes[0], wanted):
-        written.setdefault(name.id, []).append(_writes(name, *above))
+        written.setdefault(name.id, []).append(id(name) in quiet or _writes(name, *above))
     return frozenset(n for n, uses in written.items() if which(uses))
+
+
+# A logger's methods: called as a statement of its own, what they are handed only goes to the log.
+_LOGGING = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
+
+
+def _shown_only(fn: ast.AST) -> frozenset[int]:
+    """The names used only to be shown: in what a statement of its own
+    hands to `print` (to the terminal: no `file=`) or to a logger's method
+    (`log.info("calls=%d", STATS["calls"])`, `print("took", sum(TIMES))`),
+    whose result nothing uses; not one bound there (`print(n := LOG[0])`)."""
+    found: set[int] = set()
+    for stmt in walk(fn):
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not isinstance(call, ast.Call) or any(k.arg == "file" for k in call.keywords):
+            continue
+        func = call.func
+        if not ((isinstance(func, ast.Name) and func.id == "print") or (isinstance(func, ast.Attribute) and func.attr in _LOGGING)):
+            continue
+        inner = [n for a in (*call.args, *(k.value for k in call.keywords)) for n in walk(a)]
+        if not any(isinstance(n, ast.NamedExpr) for n in inner):
+            found.update(id(n) for n in inner if isinstance(n, ast.Name))
+    return frozenset(found)
 
 
 @lru_cache(maxsize=1024)

@@ -8,7 +8,6 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
-import pathlib
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
@@ -19,7 +18,7 @@ from .callsonly import calls_of
 from .canon import name_chains
 from .outside import reads_outside
 from .passes import per_pass
-from .values import plain_tokens
+from .values import PATH_TYPES, plain_tokens
 
 
 def made_from_own_path(
@@ -118,10 +117,6 @@ def _binds_whole(stmt: ast.AST, name: str) -> bool:
     return bool(targets) and all(isinstance(t, ast.Name) for t in targets)
 
 
-# Paths, these very types: by value only as a global a step reads (`path_tokens`).
-_PATHS: tuple[type, ...] = (PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath)
-_PATHS += (pathlib.Path, pathlib.PosixPath, pathlib.WindowsPath)
-
 
 def path_tokens(value: object) -> list[str] | None:
     """A global path a step reads (`DATA = Path(os.environ["DATA"])`) by its
@@ -129,7 +124,7 @@ def path_tokens(value: object) -> list[str] | None:
     Not inside plain data, a default or a closure: there a path is mostly
     where a file lies (`root=HERE / "data"`), never part of a fingerprint
     (a global made from `__file__` counts by its statement: `made_from_own_path`)."""
-    if type(value) not in _PATHS:
+    if type(value) not in PATH_TYPES:  # by value only as a global a step reads
         return None
     text = str(value)
     return [f"p{type(value).__name__}:{len(text)}:{text}"]

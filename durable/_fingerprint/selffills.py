@@ -23,8 +23,8 @@ def fills(part: ast.Attribute, parents: Mapping[int, ast.AST], me: str) -> bool:
         return True
     target: ast.AST = above if isinstance(above, ast.Subscript) and above.value is part else part
     stmt = parents.get(id(target))
-    if not (isinstance(stmt, ast.Assign) and stmt.targets == [target]):
-        return False
+    if not (isinstance(stmt, ast.Assign) and stmt.targets == [target]) or _container(stmt.value):
+        return False  # `C[k] = []`: a list to append to, no memo
     value = stmt.value
     if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and _mentions(value.values[0], me, part.attr):
         return True
@@ -57,3 +57,139 @@ def _mentions(expr: ast.AST, me: str, attr: str) -> bool:
         isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name) and a.value.id == me
         for a in walk(expr)
     )
+
+
+def memo_only(tree: ast.AST, name: str) -> bool:
+    """Whether the module-level `name` of the module whose tree is `tree`
+    is a memo or a lazy client its functions only fill: each use in a
+    function fills what is missing (`if k not in CACHE: CACHE[k] = ...`,
+    `CACHE.setdefault(k, v)`, `global client; if client is None: client =
+    make()`, `client = client or make()`) or looks at it (`CACHE[k]`,
+    `CACHE.get(k)`, `k in CACHE`, `return client`), and no module-level
+    statement but one binding it to an empty dict or None names it; each
+    function using it fills it. A fresh process fills it again alike: a step that filled it, replayed,
+    leaves nothing another step computes from. Anything else (`c = CACHE`,
+    `f(CACHE)`, `CACHE.clear()`, `len(CACHE)`) counts as a use."""
+    parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    filled: dict[int, bool] = {}  # id of a function using it -> whether it fills it
+    for node in walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        inside = next((p for p in _above(node, parents) if isinstance(p, _FUNCS)), None)
+        if inside is None:
+            stmt = parents.get(id(node))
+            if isinstance(stmt, ast.Assign) and stmt.targets == [node] and _empty(stmt.value):
+                continue
+            return False
+        use = _use(node, parents, name)
+        if use is None:
+            return False
+        filled[id(inside)] = filled.get(id(inside), False) or use
+    # Each function looking at it fills it too: `"hit" if k in CACHE else "miss"` alone is a read.
+    return bool(filled) and all(filled.values())
+
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_LOOKS = frozenset({"get", "keys", "values", "items"})
+
+
+def _above(node: ast.AST, parents: Mapping[int, ast.AST]) -> list[ast.AST]:
+    found, at = [], parents.get(id(node))
+    while at is not None:
+        found.append(at)
+        at = parents.get(id(at))
+    return found
+
+
+def _empty(value: ast.expr) -> bool:
+    return (isinstance(value, ast.Dict) and not value.keys) or (isinstance(value, ast.Constant) and value.value is None)
+
+
+def _use(node: ast.Name, parents: Mapping[int, ast.AST], name: str) -> bool | None:
+    """A fill (True), a look (False), or another use (None) of the global
+    `name`. What a look gives is returned or tested, never bound to a name
+    or changed (`CACHE[k].append(x)`, `v = CACHE.get(k)`: other uses); the
+    whole object only when it is a lazy client's (`return client`)."""
+    above = parents.get(id(node))
+    if isinstance(node.ctx, ast.Store):
+        return _filled(node, parents, name) or None
+    if isinstance(above, ast.Subscript) and above.value is node:
+        if isinstance(above.ctx, ast.Store):
+            return _filled(above, parents, name) or None
+        return False if _looked(above, parents) else None
+    if isinstance(above, ast.Attribute) and above.value is node:
+        call = parents.get(id(above))
+        if not (isinstance(call, ast.Call) and call.func is above):
+            return None
+        if above.attr == "setdefault":  # `return CACHE.setdefault(k, make(k))`, not `(k, [])`
+            fills = len(call.args) == 2 and not _container(call.args[1])
+            return True if fills and isinstance(parents.get(id(call)), (ast.Return, ast.Expr)) else None
+        return False if above.attr in _LOOKS and _looked(call, parents) else None
+    if isinstance(above, ast.Compare) and len(above.ops) == 1:
+        looks = isinstance(above.ops[0], (ast.In, ast.NotIn)) and above.comparators[0] is node
+        return False if looks or (isinstance(above.ops[0], (ast.Is, ast.IsNot)) and above.left is node) else None
+    if isinstance(above, ast.UnaryOp) and isinstance(above.op, ast.Not):
+        return False
+    if isinstance(above, ast.BoolOp) and above.values[0] is node:  # `client = client or make()`
+        stmt = parents.get(id(above))
+        return False if isinstance(stmt, ast.Assign) and _filled(stmt.targets[0], parents, name) else None
+    return False if isinstance(above, ast.Return) and _lazy(node, parents) else None
+
+
+def _looked(expr: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
+    """Whether what `expr` gives is only returned or tested."""
+    above = parents.get(id(expr))
+    return isinstance(above, (ast.Return, ast.Compare)) or (isinstance(above, (ast.If, ast.While)) and above.test is expr)
+
+
+def _lazy(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
+    """Whether the module binds the global `node` names to None (a lazy client's)."""
+    tree = _above(node, parents)[-1]
+    return any(
+        isinstance(s, ast.Assign) and [getattr(t, "id", None) for t in s.targets] == [getattr(node, "id", "")]
+        and isinstance(s.value, ast.Constant) and s.value.value is None
+        for s in getattr(tree, "body", [])
+    )
+
+
+def _filled(target: ast.AST, parents: Mapping[int, ast.AST], name: str) -> bool:
+    """Whether `target` (`name` or `name[k]`) is bound to `name or make()` or
+    under a test that it is missing."""
+    stmt = parents.get(id(target))
+    if not (isinstance(stmt, ast.Assign) and stmt.targets == [target]) or _container(stmt.value):
+        return False  # `C[k] = []`: a list to append to, no memo
+    value = stmt.value
+    if isinstance(target, ast.Name) and isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        first = value.values[0]
+        return isinstance(first, ast.Name) and first.id == name
+    child: ast.AST = stmt
+    for node in _above(stmt, parents):
+        if isinstance(node, (ast.If, ast.While)) and child in node.body and _missing_global(node.test, name):
+            return True
+        child = node
+    return False
+
+
+_CONTAINERS = frozenset({"list", "dict", "set", "defaultdict", "deque", "Counter", "OrderedDict", "bytearray"})
+
+
+def _container(value: ast.expr) -> bool:
+    """A new container, which the code that gets it may fill (`[]`, `dict()`, `collections.deque()`)."""
+    if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return True
+    func = value.func if isinstance(value, ast.Call) else None
+    return (getattr(func, "id", None) or getattr(func, "attr", None)) in _CONTAINERS
+
+
+def _missing_global(test: ast.expr, name: str) -> bool:
+    """`name is None`, `not name`, `k not in name`, or one of them `and` another test."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_missing_global(t, name) for t in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return isinstance(test.operand, ast.Name) and test.operand.id == name
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    it, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
+        return isinstance(it, ast.Name) and it.id == name
+    return isinstance(op, ast.NotIn) and isinstance(right, ast.Name) and right.id == name

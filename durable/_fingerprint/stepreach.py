@@ -133,12 +133,16 @@ def local_names(defs: list[ast.AST]) -> frozenset[str]:
     return frozenset(found)
 
 
-def hidden_writes(defs: list[ast.AST], tree: ast.AST) -> frozenset[str]:
+def hidden_writes(defs: list[ast.AST], tree: ast.AST, selves: frozenset[str] = frozenset(), module: str = "") -> frozenset[str]:
     """The module-level names `defs` may write through a call rather than by
     name: `setattr(Cfg, ...)`, `vars(settings)[k] = v`, `globals()["MODE"] =
     v` (`ANY` for a key the text does not spell), `registry()[k] = v` (what
-    `registry` reads)."""
+    `registry` reads); or through the module itself, taken out of
+    `sys.modules` or imported by its name `module` (`sys.modules[__name__]
+    .LOG.append(x)`, `me.LOG.append(x)` of `import flow as me`, at module
+    level, whose names are `selves`, or in the function)."""
     found: set[str] = set()
+    selves |= _imported_as(defs, module)
     for node in (n for d in defs for n in walk(d)):
         if (
             isinstance(node, ast.Call)
@@ -162,11 +166,28 @@ def hidden_writes(defs: list[ast.AST], tree: ast.AST) -> frozenset[str]:
             continue
         for target in targets:
             key: list[ast.expr] = []
+            attr = ""  # the attribute of the last object passed: `LOG` of `me.LOG.append`
             while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
+                if isinstance(target, ast.Subscript) and _is_modules(target.value):
+                    break  # `sys.modules[__name__].LOG`
                 key = [target.slice] if isinstance(target, ast.Subscript) else []
+                attr = target.attr if isinstance(target, ast.Attribute) else attr
                 target = target.value
             if isinstance(target, ast.Call):
                 found |= _through(target, key, tree, whole=False)
+            elif isinstance(target, ast.Subscript) or (isinstance(target, ast.Name) and target.id in selves):
+                found.add(attr or ANY)
+    return frozenset(found)
+
+
+def _imported_as(defs: list[ast.AST], module: str) -> frozenset[str]:
+    """The names `defs` import the module `module` as (`import flow as me`)."""
+    found: set[str] = set()
+    for node in (n for d in defs for n in walk(d)) if module else ():
+        if isinstance(node, ast.Import):
+            found.update(a.asname or a.name.partition(".")[0] for a in node.names if a.name == module)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.update(a.asname or a.name for a in node.names if f"{node.module}.{a.name}" == module)
     return frozenset(found)
 
 
@@ -250,7 +271,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
     lambda bound at module level `TOTAL = lambda: sum(LOG)`) is read; with a
     read by string (`globals()["LOG"]`), every one is."""
     if elsewhere:  # another module's helper: told by its own text, not by `tree`'s functions
-        return only_written([d], written)
+        return only_written([d], written, shown=True)
     reads: set[str] = set()
     writes: set[str] = set()
     funcs, plain = links(tree)[1], helpers([d], tree)
@@ -260,7 +281,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
         if names & UNNAMED:
             return frozenset()
         used = names & written
-        kept = only_written([node], written)
+        kept = only_written([node], written, shown=True)  # `print(sum(LOG))` reads none
         writes |= used & kept
         reads |= used - kept
         # What the other names it uses reach through no function looked at here

@@ -30,17 +30,9 @@ from .kept import by_code
 from .nodes import walk
 from .objectstate import object_writes, unread
 from .reach import code_objects, is_durable
+from .selffills import memo_only
 from .source import find_definitions, runs_this_source, source_of
-from .stepreach import (
-    ANY,
-    UNNAMED,
-    aliases,
-    helpers,
-    hidden_writes,
-    local_names,
-    methods,
-    reached,
-)
+from .stepreach import ANY, UNNAMED, aliases, helpers, hidden_writes, local_names, methods, reached
 from .written import drawn_in, method, written_in
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -106,9 +98,10 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
     # = v` on a dict a factory made): no module-level value.
     theirs = {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
-    written = (written_in(own, False, globs) | hidden_writes(own, src.tree) | _through_class(fn, own, globs, logs=False)) - theirs
-    written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree)) - local_names(via))
-    written |= helper_writes([*own, *plain], globs or {}, logs=False)  # `helpers.log(x)`, another module's
+    selves = (_selves(globs or {}), str((globs or {}).get("__name__", "")))  # `import flow as me; me.LOG.append(x)`
+    written = (written_in(own, False, globs) | hidden_writes(own, src.tree, *selves) | _through_class(fn, own, globs, logs=False)) - theirs
+    written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree, *selves)) - local_names(via))
+    written |= (theirs_too := helper_writes([*own, *plain], globs or {}, logs=False))  # `helpers.log(x)`, another module's
     objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if not {n, ANY} & written}
     written |= objects.keys()  # `MEMORY.remember(x)`: told by what its methods change, read
     if logs:
@@ -137,6 +130,8 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     others, foreign = others + [(d, n, n, o) for d, n, o in elsewhere], {id(d) for d, _, _ in elsewhere}
     read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - stepreach.written_only(d, src.tree, written, id(d) in foreign, globs)}
     read -= unread({n: a for n, a in objects.items() if n in read}, others, foreign, src.tree, globs or {})
+    # A memo or lazy client only filled, here alone (`if k not in CACHE: CACHE[k] = ...`): filled again alike.
+    read = {n for n in read if n in theirs_too or any(n in x for d, _, x, _ in others if id(d) in foreign) or not memo_only(src.tree, n)}
     for name in [n for n in read & direct if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps);

@@ -12,6 +12,7 @@ import datetime
 import enum
 import hashlib
 import os
+import pathlib
 import sys
 import types
 from collections.abc import Iterable, Mapping
@@ -55,7 +56,7 @@ def plain_tokens(
     kind = type(value)
     if kind in _SCALARS:
         return [scalar_token(value)]
-    if kind in _BY_VALUE or kind is _loaded("fractions", "Fraction") or kind in loaded_value_types():
+    if _by_value(kind):
         return _value_token(value)  # `Path(os.environ["DATA"])`, `Decimal("0.2")`
     if _numpy_scalar(value):  # `np.float64(2.0)`: a number, by its dtype and bytes
         try:
@@ -154,6 +155,30 @@ _BY_VALUE = frozenset((
 # the `platform` uuid loads, were a twentieth of the CPU of each process that
 # runs a workflow): no value of either exists before the program loaded it.
 _LOADED_VALUE_TYPES = (("decimal", "Decimal"), ("uuid", "UUID"))
+
+
+# Paths, these very types.
+PATH_TYPES: tuple[type, ...] = (pathlib.PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath)
+PATH_TYPES += (pathlib.Path, pathlib.PosixPath, pathlib.WindowsPath)
+# Values shared by identity that nothing changes in place.
+_SHARED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
+
+
+def unchanging(value: object) -> bool:
+    """Whether no call handed `value`, and no method of it, changes it in
+    place: a number, string, tuple, frozenset or None, or one of the
+    standard library's immutable values, these very types (a subclass may
+    hold state of its own): a path, range, date, Decimal, Fraction, UUID; a
+    tuple or frozenset only when what it holds is (not past 64 items).
+    (`cwd=ROOT` or `ROOT.joinpath(p)` in a test module changes no ROOT.)"""
+    kind = type(value)
+    if isinstance(value, (tuple, frozenset)):  # `([],)`: its list changes in place
+        return len(value) <= 64 and all(unchanging(item) for item in value)
+    return isinstance(value, _SHARED) or kind in PATH_TYPES or kind is range or _by_value(kind)
+
+
+def _by_value(kind: type) -> bool:
+    return kind in _BY_VALUE or kind is _loaded("fractions", "Fraction") or kind in loaded_value_types()
 
 
 def loaded_value_types() -> tuple[type, ...]:

@@ -36,6 +36,22 @@ CALLED = "()"
 # names, as `ANY`, when it holds a module or an object (a call cannot
 # change a string or number it is given).
 GIVEN = "?given"
+# The tail of the path of an object changed in place (`x.K.append(1)`,
+# `x.K[k] = 1`), not an attribute set on it: a string or path there
+# changes nothing (`t.TEMPLATE.replace(a, b)` in a test module).
+IN_PLACE = "?in"
+
+# The tail of the path of a name handed to a call that only reads it and
+# gives back nothing of it (`_looks_at`), unless it is an iterator it
+# consumes: nothing when it holds a list, dict, set, tuple or string. Not a
+# copy or a pick (`dict(CFG)`, `sorted(ROWS)`, `max(ROWS)`): what it gives
+# shares the parts another statement may change (`dict(CFG)["items"].append(1)`).
+LOOKED = "?looked"
+_CONSUMERS = frozenset({"any", "all"})
+_SERIALIZERS = frozenset({
+    ("json", "dumps"), ("json", "dump"), ("pprint", "pprint"), ("pprint", "pformat"),
+    ("copy", "deepcopy"),
+})  # fmt: skip
 
 Path = tuple[str, ...]
 
@@ -72,7 +88,21 @@ def _given(node: ast.AST, unit: ast.AST, defs: dict[str, ast.AST]) -> list[tuple
         return []
     names = passed(node, READERS)
     func = defs.get(node.func.id) if isinstance(node.func, ast.Name) else None
-    return [((n, GIVEN), u) for n in names for u in (unit, func) if u is not None]
+    tail = LOOKED if _looks_at(node.func) else GIVEN
+    return [((n, tail), u) for n in names for u in (unit, func) if u is not None]
+
+
+def _looks_at(func: ast.expr) -> bool:
+    """A call that reads what it is handed, consuming it if it is an
+    iterator, and gives back a new value: `any`, `all`, a serializer
+    (`json.dumps(CFG)`, `pprint.pprint(CFG)`, a deep copy) or a string's `join`."""
+    if isinstance(func, ast.Name):
+        return func.id in _CONSUMERS
+    if not isinstance(func, ast.Attribute):
+        return False
+    if isinstance(func.value, ast.Constant) and isinstance(func.value.value, str):
+        return func.attr == "join"  # `", ".join(NAMES)`
+    return isinstance(func.value, ast.Name) and (func.value.id, func.attr) in _SERIALIZERS
 
 
 def _called(node: ast.AST) -> Path | None:
@@ -89,7 +119,7 @@ def _written(node: ast.AST) -> Path | None:
         head = _chain(node.value)
         return (*head, node.attr) if head else None
     if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-        return _chain(node.value)
+        return _in_place(_chain(node.value))
     if not isinstance(node, ast.Call):
         return None
     func = node.func
@@ -97,8 +127,12 @@ def _written(node: ast.AST) -> Path | None:
         head, key = _chain(node.args[0]), node.args[1]
         return (*head, _text(key) or ANY) if head else None
     if isinstance(func, ast.Attribute) and func.attr not in LOOKS:
-        return _chain(func.value)
+        return _in_place(_chain(func.value))
     return None
+
+
+def _in_place(path: Path | None) -> Path | None:
+    return (*path, IN_PLACE) if path else None
 
 
 def _chain(node: ast.AST) -> Path | None:

@@ -295,6 +295,8 @@ def _write_fork_manifest(
         manifest.extra["source_reason"] = reason
     note(manifest.extra, copied, level=store.durability)  # a resume finding fewer refuses
     note_synced(manifest.extra, synced, store.durability)  # what a power loss may have damaged
+    if "rules" in source.extra:  # `rules.KEY`: the fingerprint rules its fingerprints were made under
+        manifest.extra["rules"] = source.extra["rules"]
     if source.extra.get("older_code"):  # records of the code before may come along (`listed`)
         manifest.extra["older_code"] = True
     if "steps_total" in source.extra:  # the steps after `at` are still to come
