@@ -12,8 +12,9 @@ uninterrupted run gives 5):
 - a lambda bound at module level (`ADD = lambda x: LOG.append(x)`), a
   local bound to the object (`s = STORE; s.remember(x)`);
 - a method of an object of yours held bound in a dict, a list, a
-  namespace or a `functools.partial` (`OPS["add"](x)`,
-  `partial(Store.remember, STORE)`);
+  namespace, a `functools.partial` (`OPS["add"](x)`,
+  `partial(Store.remember, STORE)`), a class (`Ops.add(x)`) or another
+  module (`otherstore.ADD(x)`);
 - an iterator made by a generator function (`IT = gen()`, `next(IT)`):
   no digest, and left out (value 0 for 1, as for `iter(range(...))`).
 
@@ -58,6 +59,7 @@ class Store:
 
 STORE = Store()
 LIST = []
+ADD = STORE.remember
 '''
 
 LIB = '''
@@ -96,6 +98,8 @@ CASES = {
         "SVC.go(x)",
         "sum(LIST)",
     ),
+    "class_held": ("STORE = Store()\nclass Ops:\n    add = STORE.remember", "Ops.add(x)", "sum(STORE.items)"),
+    "other_bound": ("import OTHER", "OTHER.ADD(x)", "sum(OTHER.STORE.items)"),
     "gen": ("def gen():\n    yield from range(100)\nIT = gen()", "x = next(IT) + x", "next(IT)"),
 }
 # Read-only: no refusal, b computes 0 on the resume.

@@ -47,16 +47,26 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
         value = globs.get(name)
         if name not in held:
             held[name] = list(bound_in(value, 0))
-        if bound := held[name]:
+        above = parents.get(id(node))
+        if not held[name] and isinstance(above, ast.Attribute) and isinstance(value, (type, types.ModuleType)):
+            # Held by a class or another module (`Ops.add = STORE.remember`, `otherstore.ADD`).
+            member = inspect.getattr_static(value, above.attr, None)
+            bound = list(bound_in(member, 1)) if users_class(value) or isinstance(value, types.ModuleType) else []
+        else:
+            bound = held[name]
+        if bound:
             # A method held bound (`ADD = STORE.remember`, `OPS = {"add": STORE.remember}`,
             # `partial(Store.remember, STORE)`), then called: as `STORE.remember(x)`.
             for obj, attr in bound:
                 uses = _uses(type(obj), attr, set())
-                for each in [k for k, v in list(globs.items()) if v is obj] or [name]:
+                holders = [k for k, v in list(globs.items()) if v is obj]
+                for each in holders:
                     _add(found, each, None if uses is None else uses[0])
                     _parted(found, each, obj, attr, globs)
+                if not holders:  # held only there: any of what holds it
+                    _add(found, name, None if uses is None or uses[0] else frozenset())
+                    _parted(found, name, obj, attr, globs)
             continue
-        above = parents.get(id(node))
         if isinstance(value, types.ModuleType) and isinstance(above, ast.Attribute):
             # An object of yours another module holds (`otherstore.STORE.remember(x)`): that
             # module is written, where the object is read (`otherstore.STORE.items`).
