@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import inspect
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 import durable
 import durable.testing
+from durable._core.identity import call_digest
 from durable._storage import codec
 from durable._storage.records import Attempt, StepRecord
 
@@ -109,7 +111,14 @@ def test_a_step_record_packs_its_fields_in_their_order() -> None:
     assert codec.unpack(rec.to_bytes())[1:] == [
         [3, 1, 2], "step", "n", "fp", "dg", "m", b"v", "blob", False, 1.5, 2.5,
         [{"type": "E", "message": "m", "traceback": "tb", "at": 3.5}], [{"path": "p"}], {"x": 1},
+        None,
     ]  # fmt: skip
+    # A call's canonical bytes are kept in place of their digest (perf53), which is theirs.
+    rec.args_bytes = b"A1:s1:ii5;"  # a call f(5) of `def f(i)`
+    rec.args_digest = call_digest(inspect.signature(lambda i: None), (5,), {}, "f")
+    row = codec.unpack(rec.to_bytes())
+    assert row[0] == 2 and row[5] is None and row[15] == b"A1:s1:ii5;"
+    assert StepRecord.from_bytes(rec.to_bytes()) == rec
 
 
 def test_a_step_record_made_without_a_class_call_is_the_one_the_class_makes() -> None:

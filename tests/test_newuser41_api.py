@@ -132,8 +132,10 @@ def test_a_fault_of_durables_shows_the_users_line_then_where_durable_raised(
     from the user's last one on: the line that made the call, then
     durable's path down to the raise."""
     import durable._core.identity as identity
+    import durable._core.steps as steps
 
-    monkeypatch.setattr(identity, "_all_scalar_positional", lambda *a: None)  # no fast path past `_bind`
+    monkeypatch.setattr(identity, "call_bytes", lambda *a: None)  # no fast path past `_bind`
+    monkeypatch.setattr(steps, "call_bytes", lambda *a: None)
     monkeypatch.setattr(identity, "fill_defaults", functools.partial(int, "x"))  # a TypeError of its own
     with pytest.raises(TypeError, match="cannot be interpreted as an integer") as e:
         make("1").with_options(run_id="r1")(1)

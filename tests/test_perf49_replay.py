@@ -89,6 +89,15 @@ def test_a_replay_makes_no_record_at_any_level(
     assert made == [] and RAN == [1, 2, 3]
 
 
+def _unkept(digest: str | None) -> Callable[[list[Any]], None]:
+    """A record keeping a digest (perf53: one of a call of numbers keeps its bytes)."""
+
+    def change(row: list[Any]) -> None:
+        row[5], row[15] = digest, None
+
+    return change
+
+
 def _set(i: int, value: Any) -> Callable[[list[Any]], None]:
     def change(row: list[Any]) -> None:
         row[i] = value
@@ -103,15 +112,17 @@ def _set(i: int, value: Any) -> Callable[[list[Any]], None]:
         (_set(3, "other"), NondeterminismError, "other"),  # the step's name
         (_set(2, 5), CorruptRecordError, "undecodable"),  # its kind
         (_set(4, "f" * 64), DefinitionChangedError, "code changed"),  # its fingerprint
-        (_set(5, "0" * 32), DefinitionChangedError, "argument"),  # its argument digest
-        (_set(5, None), DefinitionChangedError, "twice"),  # recorded without a digest
+        (_set(15, b"A1:s1:xi9;"), DefinitionChangedError, "argument"),  # its argument bytes
+        (_set(5, "0" * 32), CorruptRecordError, "undecodable"),  # a digest beside them
+        (_unkept("0" * 32), DefinitionChangedError, "argument"),  # its argument digest
+        (_unkept(None), DefinitionChangedError, "twice"),  # recorded without a digest
         (_set(14, {"in_place": True}), DefinitionChangedError, "twice"),  # changed its argument
         (_set(14, {"noted": 1, "in_place": True}), DefinitionChangedError, "twice"),  # and marked
         (_set(8, "ab" * 32), CorruptRecordError, "blob"),  # its output is a blob
         (_set(6, PICKLE), CorruptRecordError, "pickle|allow_pickle|value"),  # not plain data
         (_set(7, None), CorruptRecordError, "no value"),  # no output kept
         (_set(12, [1]), CorruptRecordError, "undecodable"),  # failed tries
-        (_set(0, 2), CorruptRecordError, "undecodable"),  # another record format
+        (_set(0, 3), CorruptRecordError, "undecodable"),  # another record format
         (_set(1, 2), CorruptRecordError, "position 2"),  # a record moved here
     ],
 )

@@ -45,6 +45,10 @@ READ = {
     "memo_tested": (MEMO, "lookup(x)", "x += 1 if 5 in _CACHE else 0"),
     "grouped": ("GROUPS = {}", "GROUPS.setdefault('k', []).append(x)", "x += len(GROUPS.get('k') or [])"),
     "lazy_list": (LAZY_LIST, "items().append(x)", "x += len(items())"),
+    # Filled with what the first caller handed, not from the key alone: a fresh process fills in b's (the lead).
+    "memo_by_value": ("_SEEN = {}\ndef first(k, v):\n    if k not in _SEEN:\n        _SEEN[k] = v\n    return _SEEN[k]", "first('k', x)", "x += first('k', 7)"),
+    "lazy_by_arg": (LAZY.replace("client():", "client(u):").replace("object()", "u"), "client(x)", "x += client(7)"),
+    "setdefault_by_value": ("_D = {}\ndef put(k, v):\n    return _D.setdefault(k, v)", "put('k', x)", "x += put('k', 7)"),
 }
 
 CASE = """import collections, logging, os

@@ -15,6 +15,7 @@ from .._storage.files import describe, display, first_stale, normalise
 from .._storage.keys import Position
 from ..errors import ArtifactMissingError, ConfigurationError
 from .context import RunState, StepFrame, _step_var, active_run
+from .replay import reopen
 from .scope import reset_vars
 
 PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
@@ -94,3 +95,16 @@ def check_record(ctx: RunState, rec: Any, policy: str) -> str | None:
     if policy == "refuse":
         raise ArtifactMissingError(ctx.run_id, rec.position, rec.name, display(entry["url"]), now)
     return f"artifact {display(entry['url'])} {now}"
+
+
+def recheck(ctx: RunState, rec: Any, policy: str) -> str | None:
+    """Before a step record is replayed: when an artifact it lists is missing
+    or changed, forget it and every later record (they were built on it),
+    run the rest as under on_change="rerun", and return why."""
+    try:
+        why = check_record(ctx, rec, policy)
+    except ArtifactMissingError as e:
+        raise ctx.refuse(e) from None
+    if why is not None:
+        reopen(ctx, rec.position)
+    return why

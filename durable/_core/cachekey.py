@@ -21,14 +21,12 @@ from .._fingerprint.kept import kept_state
 from ..errors import ConfigurationError, DurableError
 from .bound import binds, bound_values, unbound
 from .cachestate import state_values
+from .callbytes import _SCALAR, HEX, call_bytes, digest_of
 from .code import function_stamp
 from .content import Secret, Undigestable
 from .identity import (
-    _SCALAR,
-    HEX,
     MAX_DEPTH,
     NO_DIGEST,
-    _all_scalar_positional,
     _arguments_digest,
     _bind,
     _Walk,
@@ -221,9 +219,9 @@ def cache_digest(
     served from the cache nor stored in it. A call that does not bind raises
     TypeError, as `call_digest`."""
     if signature is not None and not ignore:
-        fast = _all_scalar_positional(signature, args, kwargs)
+        fast = call_bytes(signature, args, kwargs)
         if fast is not None:
-            return fast  # scalars only: no secret, and the same bytes as below
+            return digest_of(fast)  # scalars only: no secret, and the same bytes as below
     kept, left_out = _cache_pairs(signature, args, kwargs, name, ignore)
     try:
         digest = _arguments_digest(kept, allow_secrets=False)
@@ -238,7 +236,7 @@ def _cache_check(
     """For a step keyed by a `Cache(key=...)` function, before it is called:
     the call is bound like any other (TypeError when it does not match the
     signature), and True unless its arguments hold a secret."""
-    if signature is not None and _all_scalar_positional(signature, args, kwargs) is not None:
+    if signature is not None and call_bytes(signature, args, kwargs) is not None:
         return True  # scalars only: bound, and no secret
     pairs, _ = _cache_pairs(signature, args, kwargs, name, frozenset())
     return not holds_secret([value for _, value in pairs])

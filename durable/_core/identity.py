@@ -13,74 +13,25 @@ time (fail closed), it is never replayed unchecked."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import importlib
 import inspect
 import os
-import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._calls import callers
+from .callbytes import _IMMUTABLE as _IMMUTABLE
+from .callbytes import _SCALAR, HEX, _str, call_bytes, digest_of, immutable_call
+from .callbytes import _int as _int
 from .content import NO_DIGEST as NO_DIGEST
 from .content import Secret, content_of
 from .content import Undigestable as Undigestable
 from .ownstate import after_body
 from .redact import Redacted
-from .signature import Forwarded, fill_defaults
+from .signature import fill_defaults
 
-sha256 = hashlib.sha256
-
-
-def _builtin_sha256() -> Callable[[bytes], Any]:
-    """CPython's own SHA-256 (`_sha2` from 3.12, `_sha256` before): the same digest without
-    OpenSSL's set-up, a third cheaper on a call's few bytes; OpenSSL's stays for the large."""
-    for module in ("_sha2", "_sha256"):
-        with contextlib.suppress(ImportError, AttributeError):
-            return importlib.import_module(module).sha256  # type: ignore[no-any-return]
-    return hashlib.sha256
-
-
-_small_sha256 = _builtin_sha256()
-
-HEX = 32  # hex digits kept in records: 128 bits
 # Nesting deeper than this is not digested (the walk recurses): fail closed.
 MAX_DEPTH = 200
-_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-
-
-# -- canonical scalars: self-delimiting, type-tagged byte strings -------------
-
-_pack_float = struct.Struct(">d").pack
-_pack_complex = struct.Struct(">dd").pack
-
-
-def _str(v: str) -> bytes:
-    data = v.encode("utf-8", "surrogatepass")  # lone surrogates (os.fsdecode) too
-    return b"s%d:" % len(data) + data
-
-
-def _int(v: int) -> bytes:
-    try:
-        return b"i%d;" % v
-    except ValueError:  # past 4300 digits `%d` refuses it: hex, under a tag of its own
-        return b"I%x;" % v
-
-
-# Canonical scalars (not the codec's plain data, nor a fingerprint's: see
-# `_storage.codec.is_plain`).
-_SCALAR: dict[type, Callable[[Any], bytes]] = {
-    str: _str,
-    int: _int,
-    float: lambda v: b"f" + _pack_float(v),  # the bits: -0.0 and 0.0 differ
-    bool: lambda v: b"T" if v else b"F",
-    type(None): lambda v: b"N",
-    bytes: lambda v: b"b%d:" % len(v) + v,
-    complex: lambda v: b"c" + _pack_complex(v.real, v.imag),
-    bytearray: lambda v: b"B%d:" % len(v) + bytes(v),
-}
-_IMMUTABLE = frozenset(_SCALAR).difference({bytearray})  # what a step cannot change
 
 
 # -- the walk ------------------------------------------------------------------
@@ -189,9 +140,9 @@ def call_digest(
     if signature is None:
         pairs: list[tuple[str, Any]] = [("*", args), ("**", kwargs)]
     else:
-        fast = _all_scalar_positional(signature, args, kwargs)
+        fast = call_bytes(signature, args, kwargs)
         if fast is not None:
-            return fast
+            return digest_of(fast)
         pairs = list(_bind(signature, args, kwargs, name).arguments.items())
     try:
         return _arguments_digest(pairs)
@@ -207,15 +158,8 @@ def changed_in_place(
     which its replay cannot redo. Immutable scalars (the hot path) cannot.
     `rejoin`: how `digest` was made of the call's digest (`bound.with_bound`:
     the instance of a bound method may change too)."""
-    hit = _SHAPES.get(id(signature)) if not kwargs and rejoin is None else None
-    if hit is not None and hit[0] is signature and hit[1] is not None:
-        tails = hit[1][1]
-        if len(args) < len(tails) and tails[len(args)] is not None:
-            for a in args:
-                if type(a) not in _IMMUTABLE:
-                    break
-            else:
-                return False
+    if not kwargs and rejoin is None and immutable_call(signature, args):
+        return False
     if is_token(digest):
         return False
     with after_body():
@@ -247,84 +191,3 @@ def _arguments_digest(
         except Undigestable as e:
             raise Undigestable(f"argument {arg!r}: {e}") from None
     return walk.h.hexdigest()[:HEX]
-
-
-def _all_scalar_positional(
-    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> str | None:
-    """The per-step hot path (ids, names, numbers passed positionally to
-    positional parameters, scalar defaults for the rest): the bytes
-    `_arguments_digest` would hash, built without binding. None when the
-    call needs the full path."""
-    hit = _SHAPES.get(id(signature))
-    shape = hit[1] if hit is not None and hit[0] is signature else _shape(signature)
-    if shape is None or kwargs:
-        return None
-    names, tails, starts = shape
-    n = len(args)
-    tail = tails[n] if n < len(tails) else None
-    if tail is None:
-        return None  # too many arguments, or one left out without a scalar default
-    h = starts[n].copy()
-    if n == 1 and type(args[0]) is int:  # one id or counter (most steps): one update
-        try:  # `_int` inline, as below: a call costs more than the digest's bytes
-            h.update(b"i%d;%s" % (args[0], tail))
-        except ValueError:
-            h.update(_int(args[0]) + tail)
-    else:  # fed part by part, as `_arguments_digest` feeds them: no list to join
-        feed, i = h.update, 0
-        for value in args:
-            if i:  # the first name is in `starts`
-                feed(names[i])
-            i += 1
-            t = type(value)
-            if t is int:  # ids and counters: the commonest argument, spelled as `_SCALAR[int]`
-                try:
-                    feed(b"i%d;" % value)
-                except ValueError:
-                    feed(_int(value))
-                continue
-            enc = _SCALAR.get(t)
-            if enc is None:
-                return None
-            feed(enc(value))
-        if n and tail:
-            feed(tail)
-    digest: str = h.hexdigest()
-    return digest[:HEX]
-
-
-# The encoded names of the parameters, all positional, and for each count k of arguments given
-# the bytes the others' defaults add (None: one has none, or not a scalar one); `tails[0]` is the
-# whole input of a call without arguments; `starts[k]` a hash fed its start, to copy.
-_Shape = tuple[tuple[bytes, ...], tuple[bytes | None, ...], tuple[Any, ...]]
-# id(signature) -> (signature, shape): the signature is kept so that its id is not reused.
-_SHAPES: dict[int, tuple[inspect.Signature, _Shape | None]] = {}
-_HEADS = [b"A%d:" % n for n in range(256)]
-
-
-def _shape(signature: inspect.Signature) -> _Shape | None:
-    params = signature.parameters.values()
-    shape = None
-    # No defaults to add through a `Forwarded` signature (`fill_defaults`): no fast path.
-    if all(p.kind in _POSITIONAL for p in params) and len(params) < len(_HEADS) and type(signature) is not Forwarded:
-        names = tuple(_str(p.name) for p in params)
-        defaults = [_default(p.default) for p in params]
-        tails: list[bytes | None] = []
-        for k in range(len(names) + 1):
-            rest = list(zip(names[k:], defaults[k:], strict=True))
-            ok = all(d is not None for _, d in rest)
-            tail = b"".join(n + d for n, d in rest if d is not None) if ok else None
-            tails.append(_HEADS[len(names)] + tail if k == 0 and tail is not None else tail)
-        first = _small_sha256(_HEADS[len(names)] + names[0] if names else b"")  # and its name
-        shape = (names, tuple(tails), (_small_sha256(tails[0] or b""), *[first] * len(names)))
-    if len(_SHAPES) >= 4096:  # steps redefined again and again (a notebook)
-        _SHAPES.clear()
-    _SHAPES[id(signature)] = (signature, shape)
-    return shape
-
-
-def _default(value: Any) -> bytes | None:
-    # Only immutable scalars (a mutable one may change); None without one (`Parameter.empty`).
-    enc = _SCALAR.get(type(value)) if type(value) is not bytearray else None
-    return None if enc is None else enc(value)

@@ -18,6 +18,7 @@ from ..errors import ControlFlow, LeaseLostError
 from . import context, notify, redact, runread
 from .attempts import attempt_record, budget_used, save_failures
 from .bound import with_bound
+from .callbytes import kept_bytes
 from .changed import in_place_warning
 from .context import RunState
 from .identity import changed_in_place
@@ -38,6 +39,7 @@ class Live(NamedTuple):  # what the live part of a call needs from its identific
     rec: StepRecord | None  # a persist=False marker at pos
     reopened: str | None  # why a record at pos was forgotten
     reads: bool  # reads the run's arguments through its closure (`held_by`)
+    canonical: bytes | None  # what its digest hashes, when that is its whole identity
 
 
 made = tuple.__new__  # a `Live` without the Python `__new__` a NamedTuple has
@@ -162,7 +164,7 @@ def finish(
 ) -> Any:  # fmt: skip
     """`Tries.finish`: the output of a live call recorded, `found` the
     artifacts its try registered, `failures` its failed tries."""
-    pos, fp, digest, rec, reopened, reads = live
+    pos, fp, digest, rec, reopened, reads, canonical = live
     spec.check_code(ctx, fp)  # not redefined since the run started (a notebook cell)
     derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
     produced = []
@@ -189,6 +191,8 @@ def finish(
     else:
         written = with_written(fn, digest, spec.name)
     record = StepRecord.made(pos, spec.name, fp, written, started, failures, produced)
+    if canonical is not None and written is digest:  # what its replay compares (`same_fields`)
+        record.args_bytes = kept_bytes(spec.signature, call[0], canonical)
     if reopened is not None:
         record.extra["reopened"] = reopened
     held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())

@@ -20,6 +20,7 @@ from .._storage.keys import Position, format_position, record_name
 from .._storage.noted import CARRIED, DAMAGE, THERE
 from .._storage.records import (
     FORMAT,
+    FORMAT_1,
     NO_EXTRA,
     NO_ITEMS,
     ROW,
@@ -80,7 +81,9 @@ class Recorded(MutableMapping[Position, StepRecord]):
         except Exception:
             return None
         if type(row) is not list or len(row) != ROW or row[0] != FORMAT:
-            return None
+            if type(row) is not list or len(row) != ROW - 1 or row[0] != FORMAT_1:
+                return None
+            row.append(None)  # a row of format 1 keeps no argument bytes
         if type(row[1]) is not int or row[1] != pos:  # `decode_step_record`'s position check
             return None
         del self._raw[pos]

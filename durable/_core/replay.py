@@ -102,7 +102,7 @@ def _changed(
     pos, name = rec.position, rec.name
     if ctx.policy == "rebase":
         # Accept the old output under the new definition, once and for all.
-        rec.fingerprint, rec.args_digest = fp, digest
+        rec.fingerprint, rec.args_digest, rec.args_bytes = fp, digest, None  # the old call's bytes
         rec.extra = {k: v for k, v in rec.extra.items() if k != "in_place"}
         data = seal_record(rec.to_bytes(), ctx.store.signing_key)
         ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._storage.argdigest import digest_of
 from .._storage.codec import MSGPACK, unpack
 from .._storage.noted import CARRIED
 from .context import RunState
@@ -19,11 +20,29 @@ _NO_ITEMS: list[Any] = []  # compared with, never changed
 _NO_EXTRA: dict[str, Any] = {}
 
 
-def same_fields(stored_fp: str, stored_digest: str | None, fp: str, digest: str) -> bool:
+def same_fields(
+    stored_fp: str, stored_digest: str | None, fp: str, digest: str | None,
+    stored_bytes: bytes | None = None, canonical: bytes | None = None,
+) -> bool:  # fmt: skip
     """THE replay rule (DESIGN §2), on a record's fields: same fingerprint
     and argument digest. A record without a digest (written before every
-    call had one) is another call."""
-    return stored_fp == fp and stored_digest is not None and stored_digest == digest
+    call had one) is another call. A record may keep the canonical bytes its
+    digest is made of instead (`StepRecord.args_bytes`, never both): a call
+    that has its own (`callbytes`) is compared on them, what the two digests
+    would hash, so never "same" where the digests differ and no hash made.
+    `digest` None: the call's is made of `canonical` when it is needed."""
+    if stored_fp != fp:
+        return False
+    if stored_bytes is not None:
+        if stored_digest is not None or type(stored_bytes) is not bytes:
+            return False  # not a record of ours: `StepRecord.from_bytes` says so
+        if canonical is not None:
+            return stored_bytes == canonical
+        stored_digest = digest_of(stored_bytes)
+    if digest is None:
+        assert canonical is not None  # a call has one or the other
+        digest = digest_of(canonical)
+    return stored_digest is not None and stored_digest == digest
 
 
 def _only_marked(extra: object) -> bool:
@@ -33,7 +52,9 @@ def _only_marked(extra: object) -> bool:
     return type(extra) is dict and len(extra) == 1 and CARRIED in extra
 
 
-def replayed(ctx: RunState, pos: int, name: str, fp: str, digest: str) -> Any:
+def replayed(
+    ctx: RunState, pos: int, name: str, fp: str, digest: str | None, canonical: bytes | None
+) -> Any:
     """The output recorded at body position pos by this very call (same
     step name, `same_fields`), persisted, plain and inline, with nothing
     else in its record: what `replay.lookup` and `loadback.load_value`
@@ -42,11 +63,12 @@ def replayed(ctx: RunState, pos: int, name: str, fp: str, digest: str) -> Any:
         return MISS
     row = ctx.records.row(pos)  # its mark, if any, is read from the body kept (`marks`)
     # The row (`StepRecord.to_bytes`): FORMAT, position, kind, name, fingerprint,
-    # digest, encoding, value, blob, persisted, started, ended, attempts, artifacts, extra.
+    # digest, encoding, value, blob, persisted, started, ended, attempts, artifacts, extra,
+    # argument bytes (None in a row of format 1: `Recorded.row`).
     if (
         row is None
         or row[3] != name
-        or not same_fields(row[4], row[5], fp, digest)
+        or not same_fields(row[4], row[5], fp, digest, row[15], canonical)
         or row[2] != "step"
         or row[9] is not True
         or row[6] != MSGPACK

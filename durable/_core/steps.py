@@ -9,10 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .._storage.keys import Position
-from .._storage.records import StepRecord
-from ..errors import ArtifactMissingError
 from . import cancel, context, notify
 from .bound import bound_arguments, held_by, with_bound, with_held
+from .callbytes import call_bytes, digest_of
 from .context import RunState
 from .identity import call_digest
 from .livecall import Live, Tries, made, run_once
@@ -22,7 +21,7 @@ from .replay import commit, lookup, reopen
 from .replayrow import MISS, replayed
 from .retry import retrying
 from .spec import StepSpec
-from .written import with_written
+from .written import quiet, with_written
 
 # The cache and the artifacts' checks are imported where a step has either:
 # a run whose steps have neither never loads them (ten modules, 3% of the
@@ -75,8 +74,11 @@ def replay_or_prepare(
     persist=False marker, or an artifact missing or changed."""
     if pos is None:
         pos = ctx.take_position(spec.what)
-    # Before the position is looked up: a call that does not bind fails at once.
-    digest = call_digest(spec.signature, args, kwargs, spec.name)
+    sig = spec.signature
+    # Before the position is looked up: a call that does not bind fails at once. A call
+    # with canonical bytes (most) is hashed only when something needs its digest.
+    canonical = call_bytes(sig, args, kwargs) if sig is not None else None
+    digest = call_digest(sig, args, kwargs, spec.name) if canonical is None else None
     fn, plain = spec.fn, ctx.plain.get(id(spec))
     # Most calls: a step this run found plain (`StepSpec.plain_in`), its code still the one
     # it was found with (as `written.quiet` asks): the call's digest alone is its identity.
@@ -90,31 +92,42 @@ def replay_or_prepare(
     else:
         held, bodies = ctx.argument_values, ctx.bodies
         reads = bool((held or bodies) and held_by(fn, held, bodies))
-        if spec.binds:
-            digest = with_bound(fn, digest, held, bodies)
-        elif reads:  # it binds nothing
-            digest = with_held(fn, digest, held, bodies)
         fp = ctx.fingerprints.get(id(spec)) or spec.fingerprint_in(ctx)  # reached by name: most steps
         shown = (*bound_arguments(fn), *args) if spec.binds else args
-        written = with_written(fn, digest, spec.name)
+        written = digest  # None while its bytes are its identity: made when needed
+        if canonical is None or reads or spec.binds or not quiet(fn):
+            digest = digest or digest_of(canonical)  # type: ignore[arg-type]
+            if spec.binds:
+                digest = with_bound(fn, digest, held, bodies)
+            elif reads:  # it binds nothing
+                digest = with_held(fn, digest, held, bodies)
+            written = with_written(fn, digest, spec.name)
+            if written is not digest or reads or spec.binds:
+                canonical = None  # its identity is more than the call's bytes
         if not reads and not spec.binds:
             spec.plain_in(ctx, fp)
     if type(pos) is int:  # most replayed steps: compared as their row, no record made
-        value = replayed(ctx, pos, spec.name, fp, written)
+        value = replayed(ctx, pos, spec.name, fp, written, canonical)
         if value is not MISS:
             return value
-    rec = lookup(ctx, pos, spec.name, fp, written, call=(shown, kwargs))
+    if digest is None:  # the plain path of a call with canonical bytes
+        digest = written = digest_of(canonical)  # type: ignore[arg-type]
+    rec = lookup(ctx, pos, spec.name, fp, written, call=(shown, kwargs))  # type: ignore[arg-type]
     if rec is None:
-        return made(Live, (pos, fp, digest, None, None, reads))  # every recorded step
-    reopened = _recheck(ctx, spec, rec) if rec.persisted and rec.artifacts else None
+        return made(Live, (pos, fp, digest, None, None, reads, canonical))  # every recorded step
+    reopened = None
+    if rec.persisted and rec.artifacts:  # checked first: missing or changed, it is run again
+        from .artifacts import recheck
+
+        reopened = recheck(ctx, rec, spec.artifacts_policy)
     if reopened is not None:
-        return Live(pos, fp, digest, None, reopened, reads)
+        return Live(pos, fp, digest, None, reopened, reads, canonical)
     if not rec.persisted:
-        return Live(pos, fp, digest, rec, None, reads)
+        return Live(pos, fp, digest, rec, None, reads, canonical)
     value = load_value(ctx, rec, pruned=True)
     if value is PRUNED:
         reopen(ctx, rec.position)
-        return Live(pos, fp, digest, None, "its cached output was pruned", reads)
+        return Live(pos, fp, digest, None, "its cached output was pruned", reads, canonical)
     if ctx.watched:  # `notify.replayed` returns at once otherwise
         notify.replayed(ctx, rec)
     return value
@@ -143,19 +156,3 @@ def _live_plan(
     value = yield from retrying(tries.policy, call, tries.failed, tries.used, look)
     return tries.finish(value, ticket, (args, kwargs))
 
-
-def _recheck(ctx: RunState, spec: StepSpec, rec: StepRecord) -> str | None:
-    """Before a record is replayed: when an artifact it lists is missing or
-    changed, forget it and every later record (they were built on it), run
-    the rest as under on_change="rerun", and return why."""
-    if not rec.artifacts:
-        return None
-    from . import artifacts
-
-    try:
-        why = artifacts.check_record(ctx, rec, spec.artifacts_policy)
-    except ArtifactMissingError as e:
-        raise ctx.refuse(e) from None
-    if why is not None:
-        reopen(ctx, rec.position)
-    return why

@@ -14,7 +14,7 @@ import os
 import types
 from typing import Any
 
-from .._fingerprint.changers import QUEUES, drawn
+from .._fingerprint.changers import drawn, is_queue
 from .._fingerprint.reach import target_of
 from .._fingerprint.stepstate import state_logged, state_written
 from .._fingerprint.userclasses import users_class
@@ -70,7 +70,7 @@ def _held_only(value: object) -> bool:
     queue (it holds a lock), an iterator a step draws from (`IT = gen()`,
     `next(IT)`: a generator cannot be pickled), not an open file (its
     writes are no step's result)."""
-    return isinstance(value, QUEUES) or (drawn(value) and not isinstance(value, io.IOBase))
+    return is_queue(value) or (drawn(value) and not isinstance(value, io.IOBase))
 
 
 def quiet(fn: object) -> bool:

@@ -11,7 +11,6 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
-import asyncio
 import bisect
 import builtins
 import heapq
@@ -20,6 +19,7 @@ import io
 import operator
 import queue
 import random
+import sys
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -109,12 +109,20 @@ def _resolved(node: ast.AST, globs: Mapping[str, Any]) -> object:
 # A library's object (not of the user's class) whose every method but these
 # changes it: a draw moves a generator of random numbers, a read or a write
 # moves a stream, a get or a put changes a queue.
-QUEUES = (queue.Queue, queue.SimpleQueue, asyncio.Queue)
 _DRAWN_READS: tuple[tuple[tuple[type, ...], frozenset[str]], ...] = (
     ((random.Random,), frozenset({"getstate"})),
     ((io.IOBase,), frozenset({"getvalue", "getbuffer", "tell", "readable", "writable", "seekable", "fileno", "isatty"})),
-    (QUEUES, frozenset({"qsize", "empty", "full"})),
+    ((queue.Queue, queue.SimpleQueue), frozenset({"qsize", "empty", "full"})),
 )
+
+
+def is_queue(obj: object) -> bool:
+    """A queue of `queue` or of asyncio, looked for only where asyncio is
+    loaded (no object can be one otherwise: a sync run does not load it)."""
+    if isinstance(obj, (queue.Queue, queue.SimpleQueue)):
+        return True
+    aio = sys.modules.get("asyncio")
+    return aio is not None and isinstance(obj, aio.Queue)
 # The methods whose name says they change a library's object of another class:
 # a model fitted (`MODEL.fit(X)`), its parameters or a setting set, a seed.
 LIBRARY_CHANGERS = frozenset(
@@ -138,6 +146,8 @@ def library_changes(obj: object, attr: str) -> bool:
     for types_, reads in _DRAWN_READS:
         if issubclass(kind, types_):
             return attr not in reads
+    if is_queue(obj):  # asyncio's
+        return attr not in _DRAWN_READS[-1][1]
     home = str(getattr(kind, "__module__", "")).partition(".")[0]
     if home == "numpy" and kind.__name__ in ("Generator", "RandomState"):
         return attr not in ("bit_generator", "get_state")

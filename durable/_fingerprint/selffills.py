@@ -122,7 +122,7 @@ def _use(node: ast.Name, parents: Mapping[int, ast.AST], name: str) -> bool | No
         if not (isinstance(call, ast.Call) and call.func is above):
             return None
         if above.attr == "setdefault":  # `return CACHE.setdefault(k, make(k))`, not `(k, [])`
-            fills = len(call.args) == 2 and not _container(call.args[1])
+            fills = len(call.args) == 2 and not _container(call.args[1]) and _from_key(call.args[1], call.args[0], parents)
             return True if fills and isinstance(parents.get(id(call)), (ast.Return, ast.Expr)) else None
         return False if above.attr in _LOOKS and _looked(call, parents) else None
     if isinstance(above, ast.Compare) and len(above.ops) == 1:
@@ -159,6 +159,8 @@ def _filled(target: ast.AST, parents: Mapping[int, ast.AST], name: str) -> bool:
     if not (isinstance(stmt, ast.Assign) and stmt.targets == [target]) or _container(stmt.value):
         return False  # `C[k] = []`: a list to append to, no memo
     value = stmt.value
+    if not _from_key(value, getattr(target, "slice", None), parents):
+        return False  # `C[k] = v`: what the first caller handed, not the key's
     if isinstance(target, ast.Name) and isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
         first = value.values[0]
         return isinstance(first, ast.Name) and first.id == name
@@ -168,6 +170,24 @@ def _filled(target: ast.AST, parents: Mapping[int, ast.AST], name: str) -> bool:
             return True
         child = node
     return False
+
+
+def _from_key(value: ast.AST, key: ast.AST | None, parents: Mapping[int, ast.AST]) -> bool:
+    """Whether what a fill stores is made from its key and module-level
+    names alone (`C[k] = make(k)`, `client = connect()`): a fresh process
+    then fills in what the first run's filler did. A parameter or local of
+    the filling function beyond the key's (`C[k] = v`, `client =
+    connect(url)`) is what its first caller handed: another step's call
+    would fill in its own."""
+    fn = next((p for p in _above(value, parents) if isinstance(p, _FUNCS)), None)
+    if fn is None:
+        return True
+    args = fn.args
+    own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
+    own |= {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    own -= {g for n in walk(fn) if isinstance(n, ast.Global) for g in n.names}  # `global client`
+    keys = {n.id for n in walk(key) if isinstance(n, ast.Name)} if key is not None else set()
+    return all(n.id in keys or n.id not in own for n in walk(value) if isinstance(n, ast.Name))
 
 
 _CONTAINERS = frozenset({"list", "dict", "set", "defaultdict", "deque", "Counter", "OrderedDict", "bytearray"})

@@ -4,7 +4,6 @@ envelope (`envelope`). Runs have a manifest; operations have records."""
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable
 from dataclasses import asdict, field, fields
 from sys import intern
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .._errortext import shell_words, unrecordable
 from .._frozen import Compared, dataclass
 from ..errors import CorruptRecordError, DurableError, SerializationError
+from .argdigest import digest_of
 from .codec import MSGPACK, PICKLE, _packers, decode_value, encode_value, unpack
 
 # The envelope has a module of its own; most callers take it from here.
@@ -24,11 +24,16 @@ from .envelope import sealed_head as sealed_head
 from .envelope import sealed_sum as sealed_sum
 from .envelope import unseal as unseal
 from .keys import Position, as_position, blob_name, top_level
+from .runrecord import RunRecord as RunRecord  # a manifest: a module of its own
 
 if TYPE_CHECKING:
     from .base import Store
 
-FORMAT = 1
+# 2: a step record may keep its call's canonical argument bytes (`args_bytes`, the
+# last field) in place of their digest (the digest field is then nil, made of
+# them when read). A row of format 1 (no such field) reads as one without them.
+FORMAT = 2
+FORMAT_1 = 1
 _new = object.__new__
 
 
@@ -197,17 +202,23 @@ class StepRecord(Compared):
     attempts: list[Attempt] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    # The canonical bytes its argument digest hashes, when short and of numbers only
+    # (`callbytes.kept_bytes`): stored instead of the digest, which is theirs, so
+    # that a replay compares a call's own bytes with them and makes no hash.
+    args_bytes: bytes | None = None
 
     # A positional array, not a map: records are read on every replay, and
     # an array of ~15 fields decodes in about half the time.
     def to_bytes(self) -> bytes:
         # Spelled out in `fields` order (a test holds them together): this
         # runs once per step, and a getattr loop (or `codec.pack`'s call) costs more.
+        kept = self.args_bytes
         return _packers.plain_pack([
-            FORMAT, self.position, self.kind, self.name, self.fingerprint, self.args_digest,
+            FORMAT, self.position, self.kind, self.name, self.fingerprint,
+            self.args_digest if kept is None else None,
             self.encoding, self.value, self.blob, self.persisted, self.started, self.ended,
             [asdict(a) for a in self.attempts] if self.attempts else [],
-            self.artifacts, self.extra,
+            self.artifacts, self.extra, self.args_bytes,
         ])  # fmt: skip
 
     @classmethod
@@ -222,7 +233,7 @@ class StepRecord(Compared):
         rec.position, rec.kind, rec.name, rec.fingerprint = position, "step", name, fingerprint
         rec.args_digest, rec.encoding, rec.value, rec.blob = args_digest, None, None, None
         rec.persisted, rec.started, rec.ended = True, started, 0.0
-        rec.attempts, rec.artifacts, rec.extra = attempts, artifacts, {}
+        rec.attempts, rec.artifacts, rec.extra, rec.args_bytes = attempts, artifacts, {}, None
         return rec
 
     @classmethod
@@ -235,7 +246,7 @@ class StepRecord(Compared):
         if type(row) is not list or len(row) != ROW or row[0] != FORMAT:
             row = _every_field(cls, row)
         (_, position, kind, name, fingerprint, digest, encoding, value, blob,
-         persisted, started, ended, attempts, artifacts, extra) = row  # fmt: skip
+         persisted, started, ended, attempts, artifacts, extra, kept) = row  # fmt: skip
         if type(position) is not int or position < 0:  # else a body position, as it is
             read = as_position(position)
             if read is None:
@@ -246,7 +257,12 @@ class StepRecord(Compared):
         # Made field by field, without `__init__` (a Python call per replayed
         # step): the row holds every field, in `fields` order (unpacked above).
         rec = _new(cls)
-        rec.position, rec.args_digest, rec.value, rec.blob = position, digest, value, blob
+        rec.position, rec.value, rec.blob = position, value, blob
+        if kept is not None:  # the digest is theirs: one of the two, never both
+            if digest is not None or type(kept) is not bytes:
+                raise ValueError("an argument digest and the bytes it hashes")
+            digest = digest_of(kept)
+        rec.args_digest, rec.args_bytes = digest, kept
         # Every record of a step repeats these: one copy of each in memory.
         rec.kind = _COMMON.get(kind) or intern(kind)
         rec.encoding = None if encoding is None else _COMMON.get(encoding) or intern(encoding)
@@ -265,10 +281,12 @@ class StepRecord(Compared):
 
 def _every_field(cls: type[StepRecord], row: Any) -> list[Any]:
     """A row that is not `to_bytes`'s as it is now: refused, or one written
-    without the fields added since, which take their defaults (TypeError if
-    it has too few or too many)."""
-    if not isinstance(row, list) or not row or row[0] != FORMAT:
+    without the fields added since (format 1 included), which take their
+    defaults (TypeError if it has too few or too many)."""
+    if not isinstance(row, list) or not row or row[0] not in (FORMAT_1, FORMAT):
         raise ValueError("unknown record format")
+    if row[0] == FORMAT_1 and len(row) > ROW - 1:
+        raise ValueError("a record of format 1 with the fields of a later one")
     made = cls(*row[1:])
     return [FORMAT, *(getattr(made, name) for name in STEP_FIELDS)]
 
@@ -291,40 +309,3 @@ NO_EXTRA: Any = _Shared()
 
 STEP_FIELDS = [f.name for f in fields(StepRecord)]
 ROW = 1 + len(STEP_FIELDS)  # FORMAT, then every field (`to_bytes`)
-
-
-@dataclass
-class RunRecord(Compared):
-    """A run's manifest: its workflow, definition, arguments and status."""
-    workflow: str
-    run_id: str
-    fingerprint: str
-    steps: dict[str, str]
-    step_parts: dict[str, dict[str, str]]
-    args_encoding: str
-    args: bytes
-    status: str = "running"
-    created: float = field(default_factory=time.time)
-    updated: float = field(default_factory=time.time)
-    result_encoding: str | None = None
-    result: bytes | None = None
-    error: dict[str, str] | None = None
-    reason: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    # Arguments or a result over the blob threshold: a blob, `args`/`result` empty.
-    args_blob: str | None = None
-    result_blob: str | None = None
-    # [kind, name] of each top-level position of the last completed attempt
-    # (None: no record of its own): the steps to come, shown during a later one.
-    plan: list[Any] | None = None
-    # `keys.INCARNATION`: made with a new manifest, kept by a resume ("" before tokens).
-    incarnation: str = ""  # (the stored form, summary and payload: `manifest`)
-
-    def steps_total(self, position: int | None = None) -> int | None:
-        """THE known total of a run: the top-level positions of its last
-        completed attempt (or its fork source's), unless an attempt at
-        `position` already went past it (the body changed since)."""
-        total = self.extra.get("steps_total")
-        if not isinstance(total, int) or (position is not None and position > total):
-            return None
-        return total
