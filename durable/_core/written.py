@@ -9,11 +9,12 @@ the call counts as changed (`stepstate` finds the names)."""
 
 from __future__ import annotations
 
+import io
 import os
 import types
 from typing import Any
 
-from .._fingerprint.changers import is_queue
+from .._fingerprint.changers import drawn, is_queue
 from .._fingerprint.reach import target_of
 from .._fingerprint.stepstate import state_logged, state_written
 from .._fingerprint.userclasses import users_class
@@ -57,11 +58,19 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     for n in (n for n in names if n in values):
         if not is_token(d := _content(values[n])):
             taken.append((n, d))
-        elif is_queue(values[n]):  # no digest (it holds a lock): which process holds it, as a log
+        elif _held_only(values[n]):  # no digest: which process holds it, as a log
             taken.append((n, PROCESS[0], held(values[n])))
     # A count or a log: which process holds what it appended.
     taken += [(n, PROCESS[0], held(values[n]) or held(_code(target))) for n in logged if n in values]
     return value_digest((digest, taken)) if taken else digest
+
+
+def _held_only(value: object) -> bool:
+    """A written value told by which process holds it, having no digest: a
+    queue (it holds a lock), an iterator a step draws from (`IT = gen()`,
+    `next(IT)`: a generator cannot be pickled), not an open file (its
+    writes are no step's result)."""
+    return is_queue(value) or (drawn(value) and not isinstance(value, io.IOBase))
 
 
 def quiet(fn: object) -> bool:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+from .._storage.pidspace import proc_stat
+
 
 def owner_gone(owner: int) -> bool:
     """True once the process `owner` has died (a zombie counts as dead:
@@ -26,11 +28,8 @@ def owner_gone(owner: int) -> bool:
         return True
     except PermissionError:  # another user's process holds the pid: alive
         return False
-    try:
-        with open(f"/proc/{owner}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-    except (OSError, IndexError):  # no /proc here: alive as far as is known
-        return False
+    # No /proc here, or not this pid namespace's: alive as far as is known.
+    return proc_stat(owner)[:1] == [b"Z"]
 
 
 def leave_if_orphaned(owner: int) -> None:

@@ -18,10 +18,11 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
+from .heldobjects import bound_in, definitions, mine
+from .localbound import bound_locals
 from .nodes import walk
 from .selfchanges import SHOWS, blind, changes, name_of
 from .selffills import fills as _fills
-from .source import find_definitions, runs_this_source, source_of
 from .stepreach import reached
 from .userclasses import users_class
 
@@ -38,27 +39,61 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
     attributes (None: any)."""
     found: dict[str, frozenset[str] | None] = {}
     parents = {id(c): p for d in defs for p in walk(d) for c in ast.iter_child_nodes(p)}
-    for node in (n for d in defs for n in walk(d)):
-        value = globs.get(node.id) if isinstance(node, ast.Name) else None
-        if isinstance(node, ast.Name) and isinstance(value, types.MethodType) and _mine(value.__self__):
-            # A method held bound (`ADD = STORE.remember`, then `ADD(x)`): as `STORE.remember(x)`.
-            obj, attr = value.__self__, value.__func__.__name__
-            uses = _uses(type(obj), attr, set())
-            for name in [k for k, v in list(globs.items()) if v is obj] or [node.id]:
-                _add(found, name, None if uses is None else uses[0])
-                _parted(found, name, obj, attr, globs)
-            continue
-        if not (isinstance(node, ast.Name) and _held(globs, node.id)):
-            continue
-        uses = _called(node, parents, globs[node.id])
-        _add(found, node.id, None if uses is None else uses[0])
+    held: dict[str, list[tuple[object, str]]] = {}  # a table of data named often: looked through once
+    alias = _aliases(defs, globs)
+    for node in (n for d in defs for n in walk(d) if isinstance(n, ast.Name)):
+        # A local bound to the object (`s = STORE`, then `s.remember(x)`): as the global.
+        name = alias[node.id] if node.id in alias and isinstance(node.ctx, ast.Load) else node.id
+        value = globs.get(name)
+        if name not in held:
+            held[name] = list(bound_in(value, 0))
         above = parents.get(id(node))
+        if not held[name] and isinstance(above, ast.Attribute) and isinstance(value, (type, types.ModuleType)):
+            # Held by a class or another module (`Ops.add = STORE.remember`, `otherstore.ADD`).
+            member = inspect.getattr_static(value, above.attr, None)
+            bound = list(bound_in(member, 1)) if users_class(value) or isinstance(value, types.ModuleType) else []
+        else:
+            bound = held[name]
+        if bound:
+            # A method held bound (`ADD = STORE.remember`, `OPS = {"add": STORE.remember}`,
+            # `partial(Store.remember, STORE)`), then called: as `STORE.remember(x)`.
+            for obj, attr in bound:
+                uses = _uses(type(obj), attr, set())
+                holders = [k for k, v in list(globs.items()) if v is obj]
+                for each in holders:
+                    _add(found, each, None if uses is None else uses[0])
+                    _parted(found, each, obj, attr, globs)
+                if not holders:  # held only there: any of what holds it
+                    _add(found, name, None if uses is None or uses[0] else frozenset())
+                    _parted(found, name, obj, attr, globs)
+            continue
+        if isinstance(value, types.ModuleType) and isinstance(above, ast.Attribute):
+            # An object of yours another module holds (`otherstore.STORE.remember(x)`): that
+            # module is written, where the object is read (`otherstore.STORE.items`).
+            if mine(obj := inspect.getattr_static(value, above.attr, None)):
+                uses = _called(above, parents, obj)
+                if uses is None or uses[0]:
+                    _add(found, name, frozenset({above.attr}))
+            continue
+        if not _held(globs, name):
+            continue
+        uses = _called(node, parents, value)
+        _add(found, name, None if uses is None else uses[0])
         if isinstance(above, ast.Attribute) and isinstance(call := parents.get(id(above)), ast.Call) and call.func is above:
-            _parted(found, node.id, globs[node.id], above.attr, globs)
+            _parted(found, name, value, above.attr, globs)
         # What its method changes of another object of the module (`SVC.go(x)` doing `STORE.remember(x)`).
-        for name, attrs in _beyond(node, parents, globs, set() if seen is None else seen).items():
-            _add(found, name, attrs)
+        for other, attrs in _beyond(node, parents, globs, set() if seen is None else seen, value).items():
+            _add(found, other, attrs)
     return found
+
+
+def _aliases(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, str]:
+    """The locals bound to a global object of your class by name alone
+    (`s = STORE`), and bound to nothing else: each with the global."""
+    nodes = [n for d in defs for n in walk(d)]
+    named = {t.id: a.value.id for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, ast.Name)
+             for t in a.targets if isinstance(t, ast.Name)}  # fmt: skip
+    return {k: g for k, gs in bound_locals(nodes).items() if gs == {g := named.get(k, "")} and k not in globs and _held(globs, g)}
 
 
 def _parted(found: dict[str, frozenset[str] | None], name: str, obj: object, attr: str, globs: Mapping[str, Any]) -> None:
@@ -79,7 +114,7 @@ def _parts(obj: object, attr: str, globs: Mapping[str, Any], seen: set[tuple[int
     methods it calls through `self`, and theirs, in turn)."""
     member = inspect.getattr_static(type(obj), attr, None)
     fn = getattr(member, "__func__", member)
-    defs = _definitions(fn) if isinstance(fn, types.FunctionType) and (id(obj), attr) not in seen and depth < 8 else []
+    defs = definitions(fn) if isinstance(fn, types.FunctionType) and (id(obj), attr) not in seen and depth < 8 else []
     seen.add((id(obj), attr))
     params = [*defs[0].args.posonlyargs, *defs[0].args.args] if len(defs) == 1 and isinstance(defs[0], _FUNCS) else []
     held: set[str] = set()
@@ -98,7 +133,7 @@ def _parts(obj: object, attr: str, globs: Mapping[str, Any], seen: set[tuple[int
         if not (isinstance(func.value, ast.Attribute) and isinstance(func.value.value, ast.Name) and func.value.value.id == me):
             continue
         part = own.get(func.value.attr)
-        if not _mine(part):
+        if not mine(part):
             continue
         uses = _uses(type(part), func.attr, set())
         inner, more = _parts(part, func.attr, globs, seen, depth + 1)
@@ -112,11 +147,6 @@ def _parts(obj: object, attr: str, globs: Mapping[str, Any], seen: set[tuple[int
     return frozenset(held), found
 
 
-def _mine(value: object) -> bool:
-    """An object of the user's class: no class, module or function."""
-    return not isinstance(value, (type, types.ModuleType, types.FunctionType)) and users_class(type(value))
-
-
 def _add(found: dict[str, frozenset[str] | None], name: str, attrs: frozenset[str] | None) -> None:
     if attrs is None or found.get(name, frozenset()) is None:
         found[name] = None
@@ -125,19 +155,19 @@ def _add(found: dict[str, frozenset[str] | None], name: str, attrs: frozenset[st
 
 
 def _beyond(node: ast.Name, parents: Mapping[int, ast.AST], globs: Mapping[str, Any],
-            seen: set[tuple[int, str]]) -> dict[str, frozenset[str] | None]:  # fmt: skip
+            seen: set[tuple[int, str]], obj: object) -> dict[str, frozenset[str] | None]:  # fmt: skip
     above = parents.get(id(node))
-    if not isinstance(above, ast.Attribute) or (key := (id(type(globs[node.id])), above.attr)) in seen:
+    if not isinstance(above, ast.Attribute) or (key := (id(type(obj)), above.attr)) in seen:
         return {}
     seen.add(key)
-    member = inspect.getattr_static(type(globs[node.id]), above.attr, None)
+    member = inspect.getattr_static(type(obj), above.attr, None)
     fn = getattr(member, "__func__", member)
     if not isinstance(fn, types.FunctionType) or fn.__globals__ is not globs:
         return {}
-    return object_writes(_definitions(fn), globs, seen)
+    return object_writes(definitions(fn), globs, seen)
 
 
-def _called(node: ast.Name, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
+def _called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
     """What the methods of `obj` that the use `node` of it calls change and
     read: `G.m(...)`; its dunders, `G(x)`, `G << x`, `with G:`; a method of
     an object it holds, `G.part.m(...)`, changing `part`; `getattr(G, m)`."""
@@ -194,7 +224,7 @@ def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[
 
 
 def _held(globs: Mapping[str, Any], name: str) -> bool:
-    return _mine(globs.get(name))
+    return mine(globs.get(name))
 
 
 def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
@@ -240,7 +270,7 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
     if not isinstance(fn, types.FunctionType):
         plain = not callable(member) and not hasattr(type(member), "__get__")
         return (frozenset(), frozenset()) if plain else None
-    defs = _definitions(fn)
+    defs = definitions(fn)
     if len(defs) != 1 or not isinstance(defs[0], _FUNCS) or isinstance(member, classmethod):
         return None
     params = [*defs[0].args.posonlyargs, *defs[0].args.args]
@@ -255,12 +285,6 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
             return None
         changed, read = changed | more[0], read | more[1]
     return frozenset(changed), frozenset(read)
-
-
-def _definitions(fn: types.FunctionType) -> list[ast.AST]:
-    code = fn.__code__
-    src = source_of(code.co_filename, fn.__globals__)
-    return find_definitions(code, src) if src.tree is not None and runs_this_source(code, src, fn.__globals__) else []
 
 
 def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str] | None, set[str], set[str]]:

@@ -12,10 +12,12 @@ Pure standard library. Found by the text, once per parsed module."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from typing import Any
 
 from .canon import is_our_decorator
 from .changers import MUTATORS
+from .heldobjects import held_methods
 from .kept import only_written
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
@@ -59,6 +61,8 @@ def links(tree: ast.AST) -> _Links:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in (t for t in targets if isinstance(t, ast.Name)):
                 found.setdefault(target.id, set()).update(_names(stmt.value))
+                if isinstance(stmt.value, ast.Lambda):  # `ADD = lambda x: LOG.append(x)`: a plain function
+                    funcs[target.id] = stmt.value
     if len(_LINKS) > 256:
         _LINKS.clear()
     done = ({k: frozenset(v) for k, v in found.items()}, funcs)
@@ -124,7 +128,7 @@ def local_names(defs: list[ast.AST]) -> frozenset[str]:
     for d in defs:
         nodes = list(walk(d))
         declared = {n for g in nodes if isinstance(g, ast.Global) for n in g.names}
-        found |= {a.arg for a in ast.walk(d.args) if isinstance(a, ast.arg)} if isinstance(d, _FUNCS) else set()
+        found |= {a.arg for a in ast.walk(d.args) if isinstance(a, ast.arg)} if isinstance(d, (*_FUNCS, ast.Lambda)) else set()
         found |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - declared
     return frozenset(found)
 
@@ -259,7 +263,8 @@ def aliases(names: frozenset[str], globs: Any) -> frozenset[str]:
     return frozenset(k for k, v in values.items() if any(v is h for h in held)) - names
 
 
-def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: bool = False) -> frozenset[str]:
+def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: bool = False,
+                 globs: Mapping[str, Any] | None = None) -> frozenset[str]:  # fmt: skip
     """The names among `written` that `d` and the plain functions of its module
     it reaches only write where they use them (`_count` appending to a list a
     step calls it to log in): no read. One reached otherwise (`C = Cfg`, a
@@ -270,7 +275,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
     reads: set[str] = set()
     writes: set[str] = set()
     funcs, plain = links(tree)[1], helpers([d], tree)
-    called = methods([d, *plain], tree)
+    called = methods([d, *plain], tree) + held_methods([d, *plain], globs or {})  # `Cfg.set(x)`, `SVC.go(x)`
     for node in [d, *plain, *(m for _, m in called)]:
         names = _names(node)
         if names & UNNAMED:

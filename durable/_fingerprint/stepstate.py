@@ -23,6 +23,7 @@ from typing import Any
 from . import stepreach
 from .canon import is_our_decorator
 from .changers import LOGS, MUTATORS
+from .heldobjects import held_methods
 from .helperreads import helper_readers, helper_writes
 from .inplace import READERS, _changes
 from .kept import by_code
@@ -92,7 +93,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # the module that is no step, called by the class's name (`Cfg.configure("fast")`).
     plain = helpers(own, src.tree)
     called = methods([*own, *plain], src.tree)
-    via = [*plain, *(m for _, m in called)]
+    via = [*plain, *(m for _, m in [*called, *held_methods([*own, *plain], globs or {})])]
     through = {c for c, m in called if _changes_own_class(m, *_first_of(m), logs=False)}
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
     # = v` on a dict a factory made): no module-level value.
@@ -127,7 +128,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     ours = [d for d, _, _, _ in others]
     elsewhere = helper_readers([*ours, *helpers(ours, src.tree)], globs or {}, frozenset(written - {ANY}))
     others, foreign = others + [(d, n, n, o) for d, n, o in elsewhere], {id(d) for d, _, _ in elsewhere}
-    read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - stepreach.written_only(d, src.tree, written, id(d) in foreign)}
+    read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - stepreach.written_only(d, src.tree, written, id(d) in foreign, globs)}
     read -= unread({n: a for n, a in objects.items() if n in read}, others, foreign, src.tree, globs or {})
     # A memo or lazy client only filled, here alone (`if k not in CACHE: CACHE[k] = ...`): filled again alike.
     read = {n for n in read if n in theirs_too or any(n in x for d, _, x, _ in others if id(d) in foreign) or not memo_only(src.tree, n)}

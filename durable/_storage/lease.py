@@ -29,7 +29,7 @@ from ..errors import LeaseLostError, RunLockedError
 from .oslock import lock_exclusive, unlock
 from .ownerdoc import owner_doc as owner_doc
 from .ownerdoc import owner_json
-from .pidspace import holder_running, host_name, same_pid_space
+from .pidspace import holder_running, host_name, proc_stat, same_pid_space
 
 # How long a lease lasts unless renewed: every run, fork and cancel takes
 # one (object stores renew it as the run goes on; an OS lock needs none).
@@ -313,12 +313,7 @@ def _gone_here(doc: dict[str, Any]) -> bool:
 def stopped(pid: int) -> bool:
     """Whether the process is stopped (Ctrl-Z, SIGSTOP, a debugger): its
     state in /proc (Linux; False elsewhere)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rpartition(b")")[2].split()[:1]
-    except OSError:
-        return False
-    return state in ([b"T"], [b"t"])
+    return proc_stat(pid)[:1] in ([b"T"], [b"t"])
 
 
 def _read_json(data: bytes) -> dict[str, Any]:

@@ -65,18 +65,40 @@ def process_start(pid: int) -> str | None:
     """When process pid started, in clock ticks since boot (the 22nd field
     of /proc/<pid>/stat, which no process can change); None where it cannot
     be read (no /proc: macOS, Windows; the process gone)."""
-    fields = _stat(pid)
+    fields = proc_stat(pid)
     return fields[19].decode() if len(fields) > 19 else None
 
 
-def _stat(pid: int) -> list[bytes]:
-    """The fields of /proc/<pid>/stat from the third (its state) on; [] where unread."""
+def proc_stat(pid: int) -> list[bytes]:
+    """The fields of /proc/<pid>/stat from the third (its state) on; [] where
+    unread, or where /proc is not of this process's pid namespace (`_proc_ours`)."""
+    if not _proc_ours():
+        return []
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             # After the command's name, which may hold spaces and parentheses.
             return f.read().rpartition(b")")[2].split()
     except OSError:
         return []
+
+
+def _proc_ours() -> bool:
+    """Whether /proc numbers processes as this one's pid namespace does. One
+    started by `unshare --pid --fork` without `--mount-proc` (a sandbox
+    keeping the host's /proc) finds there, under its pid and each peer's,
+    the host's process of that number: its start, or a zombie, would make a
+    live holder dead. Read once per pid (a forked child reads its own)."""
+    pid = os.getpid()
+    if pid not in _OURS:
+        _OURS.clear()
+        try:
+            _OURS[pid] = os.readlink("/proc/self") == str(pid)
+        except OSError:
+            _OURS[pid] = False
+    return _OURS[pid]
+
+
+_OURS: dict[int, bool] = {}
 
 
 def own_start() -> str | None:
@@ -110,7 +132,7 @@ def holder_running(doc: dict[str, Any]) -> bool:
         pass  # another user's process runs with that pid
     if doc.get("space") != pid_space():
         return True  # its pid is another space's: no more can be told from here
-    fields = _stat(pid)
+    fields = proc_stat(pid)
     if fields[:1] in ([b"Z"], [b"X"]):
         return False  # dead, not yet reaped by its parent (a supervisor, a shell)
     started = doc.get("born")  # in ticks since the boot of its space
