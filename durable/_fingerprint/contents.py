@@ -122,6 +122,10 @@ def _contents_here(
         outside = outside or (read and any(_called(s, namespace) for s in found))
         toks = witnessed(outside_tokens, obj, tuple(found), namespace.get("__name__")) if outside else None
         return None if toks is None else hash_tokens(toks)
+    if toks is None and module and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in found):
+        # `import logging` twice: which ran last, a library's module, by its name; its attributes
+        # differ in each process (logging's `_startTime`: every resume was refused)
+        return hash_tokens([f"module:{obj.__name__}"])  # type: ignore[attr-defined]
     toks = toks if toks is not None else witnessed(content_tokens, obj)
     if toks is None:  # an object (a function, a namespace): its plain attributes
         toks = witnessed(attribute_tokens, obj)
