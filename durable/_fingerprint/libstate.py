@@ -15,7 +15,7 @@ import ast
 import re
 import types
 from collections.abc import Iterable, Iterator, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -24,7 +24,8 @@ from .bindings import _body, _cells_of, module_statements
 from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
-from .loaded import Users, loaded_state
+from .loaded import Users, loaded_state, same_module
+from .memorule import Memo
 from .reach import module_label
 from .source import current_text, parse, rewritten_by_pytest, source_of
 from .values import hash_tokens
@@ -81,7 +82,7 @@ def _loaded(users: Users, module: str) -> list[str]:
         if len(_LOADED) >= 256:
             _LOADED.clear()
         with recording(Witness()):
-            found = [(m.__name__, _other(vars(m), module)) for m in users[1]]
+            found = [(m.__name__, _OTHERS.get((id(m), module), m, partial(_kept_other, m, module))) for m in users[1]]
         hashes = sorted(h for _, some in found for h in some)
         kept = _LOADED[(id(users), module)] = (users, hashes, [name for name, some in found if some])
     return kept[1]
@@ -90,6 +91,15 @@ def _loaded(users: Users, module: str) -> list[str]:
 # (id of a `loaded_state`, a library) -> (that state, the hashes its modules' statements
 # setting it give, the names of those modules)
 _LOADED: dict[tuple[int, str], tuple[object, list[str], list[str]]] = {}
+# (id of a module, a library) -> `_other` of it: a module imported meanwhile made
+# a new `loaded_state` and every loaded module's text was looked into again, for
+# each library a step reads (collecting a test suite: a third of its time).
+_OTHERS: Memo[list[str]] = Memo(size=16384)
+
+
+def _kept_other(module: types.ModuleType, library: str) -> list[str]:
+    witnessed(same_module, module)  # besides what `_other` reads
+    return _other(vars(module), library)
 
 
 def _other(space: Mapping[str, Any], module: str) -> list[str]:
