@@ -88,7 +88,7 @@ def test_a_rebound_global_of_another_module_counts_as_afresh(modules: dict[str, 
 
 def test_an_edited_and_reloaded_module_counts_as_afresh(modules: dict[str, types.ModuleType]) -> None:
     before = modules["flow"].draw.fingerprint
-    path = Path(modules["path"])  # type: ignore[arg-type]
+    path = Path(modules["path"])
     (path / f"{modules['seeder'].__name__}.py").write_text(SEEDER.format(seed=2) + "\n")
     importlib.reload(modules["seeder"])
     step = _again(modules)
