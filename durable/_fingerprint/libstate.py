@@ -199,19 +199,21 @@ def _run_at_import(
     return tuple(found)
 
 
-def run_at_import(body: tuple[ast.AST, ...]) -> Iterator[tuple[ast.stmt, ...]]:
+@lru_cache(maxsize=4096)  # a module's statements, asked for each library a step reads, in two rules
+def run_at_import(body: tuple[ast.AST, ...]) -> tuple[tuple[ast.stmt, ...], ...]:
     """The bodies of the module's functions a module-level statement of
     `body` calls, and of those they call in turn, each once."""
     defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     todo = [name for s in body if not isinstance(s, _SCOPES) for name in _calls(s, defs)]
     seen: set[str] = set()
+    found: list[tuple[ast.stmt, ...]] = []
     while todo:
         if (name := todo.pop()) in seen:
             continue
         seen.add(name)
-        inner = tuple(defs[name].body)
-        yield inner
+        found.append(inner := tuple(defs[name].body))
         todo += [callee for s in inner for callee in _calls(s, defs)]
+    return tuple(found)
 
 
 def _named_setter(stmt: ast.AST) -> bool:
@@ -238,7 +240,12 @@ def _calls(stmt: ast.AST, defs: Mapping[str, ast.AST]) -> Iterator[str]:
 
 @lru_cache(maxsize=4096)  # asked for each library each function of the module imports
 def _imported(body: tuple[ast.AST, ...], top: str) -> frozenset[str]:
-    return frozenset(n for stmt in body for n in _imported_from(stmt, top))
+    return frozenset(name for library, name in _imports_in(body) if library == top)
+
+
+@lru_cache(maxsize=4096)  # the statements walked once, not once for each library
+def _imports_in(body: tuple[ast.AST, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((top, name) for stmt in body for top, name in _imported_from(stmt))
 
 
 @lru_cache(maxsize=4096)
@@ -248,14 +255,14 @@ def _setting(body: tuple[ast.AST, ...], names: frozenset[str], modules: frozense
     return tuple(s for s in units(list(body)) if any(_sets(node, names, modules) for node in _outside_scopes(s)))
 
 
-def _imported_from(stmt: ast.AST, top: str) -> Iterator[str]:
-    """The names a module-level `import` binds to the package `top` or a
-    part of it (`import numpy as np`, `from random import seed`)."""
+def _imported_from(stmt: ast.AST) -> Iterator[tuple[str, str]]:
+    """(package, name) for each name a module-level import binds (`import numpy as np`: ("numpy", "np"))."""
     for node in _outside_scopes(stmt):
         if isinstance(node, ast.Import):
-            yield from (a.asname or a.name.partition(".")[0] for a in node.names if a.name.partition(".")[0] == top)
-        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").partition(".")[0] == top:
-            yield from (a.asname or a.name for a in node.names if a.name != "*")
+            yield from ((a.name.partition(".")[0], a.asname or a.name.partition(".")[0]) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            top = (node.module or "").partition(".")[0]
+            yield from ((top, a.asname or a.name) for a in node.names if a.name != "*")
 
 
 def _sets(node: ast.AST, names: frozenset[str], modules: frozenset[str]) -> bool:
