@@ -67,6 +67,7 @@ LAZY_ON_USE = {
     ("durable._storage.cacheblob", "mmap"): "a large cached value read",
     ("durable._storage.pidspace", "socket"): "the host name, once the program loaded socket",
     ("durable._errortext", "shlex"): "a command a message advises",
+    ("durable._fingerprint.packagefiles", "zipfile"): "a package of the user's imported from a zip archive",
     ("durable._errortext", "re"): "a suspend()'s reason, for the parameters it names",
     ("durable._cli.common", "textwrap"): "--help, as argparse itself imports it",
     ("durable._settings", "difflib"): "a DURABLE_ variable durable does not read",

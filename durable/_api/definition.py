@@ -4,7 +4,7 @@ and those of every step and workflow it reaches, each fingerprinted afresh
 may have rebound them). Its fingerprint is what the run records.
 
 It is resolved for every call (a completed run's re-call too), so it is
-memoised by the one memo rule (`_fingerprint.memo.Memo`): reused while
+memoised by the one memo rule (`_fingerprint.memorule.Memo`): reused while
 everything it was computed from holds, i.e. the workflow's own attributes,
 everything the reach walk read (`referenced_objects` witnesses it), which
 objects are steps and workflows, and what each fingerprint it combines was
@@ -26,7 +26,8 @@ from .._fingerprint.fingerprint import (
     combine,
     referenced_objects,
 )
-from .._fingerprint.memo import Memo, memo_fingerprint
+from .._fingerprint.memo import memo_fingerprint
+from .._fingerprint.memorule import Memo
 from .._fingerprint.reach import code_objects, is_builtin_value, target_of
 from .._fingerprint.witness import witnessed
 

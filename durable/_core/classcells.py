@@ -13,7 +13,7 @@ import types
 from typing import Any
 
 from .._fingerprint.kept import kept_state
-from .._fingerprint.memo import Memo
+from .._fingerprint.memorule import Memo
 from .._fingerprint.reach import is_durable, is_user_code
 from .._fingerprint.witness import witnessed
 from .code import _functions, _members, _user_classes

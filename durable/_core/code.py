@@ -23,7 +23,8 @@ from .._fingerprint.fingerprint import digest
 from .._fingerprint.holds import held_callables, holds_callables, module_callables, user_class
 from .._fingerprint.imports import user_module
 from .._fingerprint.kept import attributes_kept_by_steps
-from .._fingerprint.memo import Memo, memo_fingerprint
+from .._fingerprint.memo import memo_fingerprint
+from .._fingerprint.memorule import Memo
 from .._fingerprint.outsidevalues import class_outside_tokens
 from .._fingerprint.passes import one_pass
 from .._fingerprint.reach import durable_fingerprint_of, is_durable, is_user_code, target_of

@@ -1,7 +1,7 @@
 """A workflow function's signature, for every call (binding the call,
 checking resume overrides, merging arguments): `inspect.signature` costs
 more than a completed run's whole re-call should, so it is memoised by the
-one memo rule (`_fingerprint.memo.Memo`), reused while everything it is
+one memo rule (`_fingerprint.memorule.Memo`), reused while everything it is
 made of is the same objects (`signature_inputs`). Only plain functions
 that wrap nothing are memoised: for anything else (a callable object, a
 partial, a `functools.wraps` wrapper, whose signature is another
@@ -15,7 +15,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from .._fingerprint.memo import Memo
+from .._fingerprint.memorule import Memo
 from .._fingerprint.witness import witnessed
 
 _SIGNATURES: Memo[inspect.Signature] = Memo()

@@ -17,7 +17,7 @@ import ast
 import re
 import types
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -25,10 +25,11 @@ from .canon import name_chains
 from .imports import import_user_module
 from .inplace import units
 from .libstate import _SETTERS, run_at_import
-from .loaded import Users, loaded_state
+from .loaded import Users, loaded_state, same_module
+from .memorule import Memo
 from .reach import _followable
 from .source import current_text, parse, source_of
-from .witness import Witness, recording, witnessed
+from .witness import Witness, file_state, recording, witnessed
 
 
 def library_code(modules: Iterable[str]) -> list[object]:
@@ -50,7 +51,8 @@ def _handed(users: Users, top: str) -> list[object]:
         if len(_KEPT) >= 256:
             _KEPT.clear()
         with recording(Witness()):
-            found = [f for m in users[1] for f in _of_module(vars(m), top)]
+            chains = [(m, _CHAINS.get((id(m), top), m, partial(_kept_chains, m, top))) for m in users[1]]
+            found = [f for m, some in chains for c in some for f in _members(_walk(vars(m), c)) if _followable(f)]
         kept = _KEPT[(id(users), top)] = (users, found)
     return kept[1]
 
@@ -59,18 +61,30 @@ def _handed(users: Users, top: str) -> list[object]:
 _KEPT: dict[tuple[int, str], tuple[object, list[object]]] = {}
 
 
-def _of_module(space: Mapping[str, Any], top: str) -> list[object]:
+# (id of a module, a library) -> the name chains `_of_module` finds in its text:
+# a module imported meanwhile made a new `loaded_state`, and every loaded
+# module's text was looked into again. What they name is looked up each time.
+_CHAINS: Memo[tuple[tuple[str, ...], ...]] = Memo(size=16384)
+
+
+def _kept_chains(module: types.ModuleType, top: str) -> tuple[tuple[str, ...], ...]:
+    witnessed(same_module, module)
+    space = vars(module)
+    filename = space.get("__file__")
+    if isinstance(filename, str):
+        witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
+    return _of_module(space, top)
+
+
+def _of_module(space: Mapping[str, Any], top: str) -> tuple[tuple[str, ...], ...]:
     filename = space.get("__file__")
     if not isinstance(filename, str) or top not in current_text(filename, space):  # no import of it
-        return []
+        return ()
     try:
         tree = source_of(filename, space).tree
     except ConfigurationError:  # edited since import: where its statements are now
         tree = parse(current_text(filename, space)).tree
-    if tree is None:
-        return []
-    found = [m for c in _handing(tuple(tree.body), top) for m in _members(_walk(space, c))]
-    return [f for f in found if _followable(f)]
+    return () if tree is None else _handing(tuple(tree.body), top)
 
 
 @lru_cache(maxsize=4096)  # a module's statements, asked for each library a step reads

@@ -15,7 +15,7 @@ import ast
 import re
 import types
 from collections.abc import Iterable, Iterator, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -24,7 +24,8 @@ from .bindings import _body, _cells_of, module_statements
 from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
-from .loaded import Users, loaded_state
+from .loaded import Users, loaded_state, same_module
+from .memorule import Memo
 from .reach import module_label
 from .source import current_text, parse, rewritten_by_pytest, source_of
 from .values import hash_tokens
@@ -81,7 +82,7 @@ def _loaded(users: Users, module: str) -> list[str]:
         if len(_LOADED) >= 256:
             _LOADED.clear()
         with recording(Witness()):
-            found = [(m.__name__, _other(vars(m), module)) for m in users[1]]
+            found = [(m.__name__, _OTHERS.get((id(m), module), m, partial(_kept_other, m, module))) for m in users[1]]
         hashes = sorted(h for _, some in found for h in some)
         kept = _LOADED[(id(users), module)] = (users, hashes, [name for name, some in found if some])
     return kept[1]
@@ -90,6 +91,15 @@ def _loaded(users: Users, module: str) -> list[str]:
 # (id of a `loaded_state`, a library) -> (that state, the hashes its modules' statements
 # setting it give, the names of those modules)
 _LOADED: dict[tuple[int, str], tuple[object, list[str], list[str]]] = {}
+# (id of a module, a library) -> `_other` of it: a module imported meanwhile made
+# a new `loaded_state` and every loaded module's text was looked into again, for
+# each library a step reads (collecting a test suite: a third of its time).
+_OTHERS: Memo[list[str]] = Memo(size=16384)
+
+
+def _kept_other(module: types.ModuleType, library: str) -> list[str]:
+    witnessed(same_module, module)  # besides what `_other` reads
+    return _other(vars(module), library)
 
 
 def _other(space: Mapping[str, Any], module: str) -> list[str]:
@@ -189,19 +199,21 @@ def _run_at_import(
     return tuple(found)
 
 
-def run_at_import(body: tuple[ast.AST, ...]) -> Iterator[tuple[ast.stmt, ...]]:
+@lru_cache(maxsize=4096)  # a module's statements, asked for each library a step reads, in two rules
+def run_at_import(body: tuple[ast.AST, ...]) -> tuple[tuple[ast.stmt, ...], ...]:
     """The bodies of the module's functions a module-level statement of
     `body` calls, and of those they call in turn, each once."""
     defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     todo = [name for s in body if not isinstance(s, _SCOPES) for name in _calls(s, defs)]
     seen: set[str] = set()
+    found: list[tuple[ast.stmt, ...]] = []
     while todo:
         if (name := todo.pop()) in seen:
             continue
         seen.add(name)
-        inner = tuple(defs[name].body)
-        yield inner
+        found.append(inner := tuple(defs[name].body))
         todo += [callee for s in inner for callee in _calls(s, defs)]
+    return tuple(found)
 
 
 def _named_setter(stmt: ast.AST) -> bool:
@@ -228,7 +240,12 @@ def _calls(stmt: ast.AST, defs: Mapping[str, ast.AST]) -> Iterator[str]:
 
 @lru_cache(maxsize=4096)  # asked for each library each function of the module imports
 def _imported(body: tuple[ast.AST, ...], top: str) -> frozenset[str]:
-    return frozenset(n for stmt in body for n in _imported_from(stmt, top))
+    return frozenset(name for library, name in _imports_in(body) if library == top)
+
+
+@lru_cache(maxsize=4096)  # the statements walked once, not once for each library
+def _imports_in(body: tuple[ast.AST, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((top, name) for stmt in body for top, name in _imported_from(stmt))
 
 
 @lru_cache(maxsize=4096)
@@ -238,14 +255,14 @@ def _setting(body: tuple[ast.AST, ...], names: frozenset[str], modules: frozense
     return tuple(s for s in units(list(body)) if any(_sets(node, names, modules) for node in _outside_scopes(s)))
 
 
-def _imported_from(stmt: ast.AST, top: str) -> Iterator[str]:
-    """The names a module-level `import` binds to the package `top` or a
-    part of it (`import numpy as np`, `from random import seed`)."""
+def _imported_from(stmt: ast.AST) -> Iterator[tuple[str, str]]:
+    """(package, name) for each name a module-level import binds (`import numpy as np`: ("numpy", "np"))."""
     for node in _outside_scopes(stmt):
         if isinstance(node, ast.Import):
-            yield from (a.asname or a.name.partition(".")[0] for a in node.names if a.name.partition(".")[0] == top)
-        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").partition(".")[0] == top:
-            yield from (a.asname or a.name for a in node.names if a.name != "*")
+            yield from ((a.name.partition(".")[0], a.asname or a.name.partition(".")[0]) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            top = (node.module or "").partition(".")[0]
+            yield from ((top, a.asname or a.name) for a in node.names if a.name != "*")
 
 
 def _sets(node: ast.AST, names: frozenset[str], modules: frozenset[str]) -> bool:

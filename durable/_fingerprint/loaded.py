@@ -75,3 +75,11 @@ def _users(module: object) -> bool:
         )
         known = _KNOWN[id(module)] = (module, mine and user_module(module))  # type: ignore[arg-type]
     return known[1]
+
+
+def same_module(module: types.ModuleType) -> tuple[object, ...]:
+    """What `loaded_state` tells a module apart by (its spec, its number of
+    names), with its file and name: witnessed by what is kept for one
+    module while others are loaded (`libstate._OTHERS`, `libcode._CHAINS`)."""
+    space = vars(module)
+    return module.__spec__, len(space), space.get("__file__"), space.get("__name__")

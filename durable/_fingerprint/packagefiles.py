@@ -20,7 +20,6 @@ import hashlib
 import os
 import re
 import types
-import zipfile
 from collections.abc import Iterable, Iterator
 
 from .imports import import_user_module, user_module
@@ -63,7 +62,7 @@ def _texts(places: list[str]) -> str:
     for place in places:
         try:
             files = list(_folder(place)) if os.path.isdir(place) else _zipped(place)
-        except (OSError, zipfile.BadZipFile):  # gone meanwhile: as changed
+        except OSError:  # gone meanwhile (a damaged archive too): as changed
             return UNTOLD
         for name, text in files if files is not None else ():
             count += 1
@@ -88,6 +87,8 @@ def _zipped(place: str) -> list[tuple[str, bytes]] | None:
     """The module files of a package imported from a zip archive
     (`app.zip/plugins`, `zipimport`): `os.walk` finds no folder there, and
     its digest was that of no file at all, so an edited plugin replayed."""
+    import zipfile  # only for a package in an archive: not loaded at each first step
+
     archive, inner = place, ""
     while archive and not os.path.exists(archive):
         archive, tail = os.path.split(archive)
@@ -96,9 +97,12 @@ def _zipped(place: str) -> list[tuple[str, bytes]] | None:
     if not (archive and os.path.isfile(archive) and zipfile.is_zipfile(archive)):
         return None
     prefix = f"{inner}/" if inner else ""
-    with zipfile.ZipFile(archive) as z:
-        names = sorted(n for n in z.namelist() if n.startswith(prefix) and n.endswith(".py"))
-        return [(n[len(prefix) :], z.read(n)) for n in names]
+    try:
+        with zipfile.ZipFile(archive) as z:
+            names = sorted(n for n in z.namelist() if n.startswith(prefix) and n.endswith(".py"))
+            return [(n[len(prefix) :], z.read(n)) for n in names]
+    except zipfile.BadZipFile as e:  # changed meanwhile: as a file gone
+        raise OSError(str(e)) from e
 
 
 def script_parts(code: types.CodeType, objs: Iterable[object], home: str) -> tuple[tuple[str, str], ...]:
