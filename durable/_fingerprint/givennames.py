@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import types
+from collections.abc import Mapping
+from types import SimpleNamespace
 
 from .imports import user_class
 from .lookups import (
@@ -79,7 +81,9 @@ def argument_modules(values: object) -> _Named:
 def _strings(values: object, budget: int = 4096) -> tuple[str, ...]:
     """`lookups.data_strings`, through the attributes of the objects of the
     user's classes too (`self.module` of an agent whose method is the step,
-    a configuration object's fields); past `budget` items, `UNTOLD`."""
+    a configuration object's fields, slots included), of a namespace
+    (`args.tool`) and the items of any mapping; past `budget` items, or a
+    mapping that cannot give its items, `UNTOLD`."""
     found: list[str] = []
     todo, seen = [values], set()
     while todo:
@@ -92,8 +96,35 @@ def _strings(values: object, budget: int = 4096) -> tuple[str, ...]:
             todo.extend([*item.keys(), *item.values()])
         elif isinstance(item, (tuple, list, set, frozenset)):
             todo.extend(item)
-        elif id(item) not in seen and user_class(type(item)):
-            seen.add(id(item))  # an object holding itself, or held twice, is read once
-            held = getattr(item, "__dict__", None)
-            todo.extend(held.values() if isinstance(held, dict) else ())
+        elif id(item) in seen:
+            continue  # an object holding itself, or held twice, is read once
+        elif isinstance(item, Mapping):  # a ChainMap, a read-only proxy, Hydra's DictConfig
+            seen.add(id(item))
+            try:
+                todo.extend([*item.keys(), *item.values()])
+            except Exception:  # a value it cannot give (an interpolation): unread, changed
+                return (*found, UNTOLD)
+        elif user_class(type(item)) or _namespace(type(item)):
+            seen.add(id(item))
+            todo.extend(_attributes(item))
     return tuple(found)
+
+
+def _namespace(cls: type) -> bool:
+    """A command line's `args` (argparse's, not imported for it) or a
+    `SimpleNamespace` of settings: no class of the user's, but what it
+    holds is theirs (`args.tool` names the module)."""
+    return cls is SimpleNamespace or (cls.__name__ == "Namespace" and cls.__module__ == "argparse")
+
+
+def _attributes(item: object) -> list[object]:
+    """What an object holds in its `__dict__` and in the slots of its
+    classes (a dataclass made with `slots=True` has no `__dict__`)."""
+    held = getattr(item, "__dict__", None)
+    found = list(held.values()) if isinstance(held, dict) else []
+    for cls in type(item).__mro__:
+        slots = vars(cls).get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots if isinstance(slots, (tuple, list)) else ():
+            if isinstance(slot, str) and slot not in ("__dict__", "__weakref__"):
+                found.append(getattr(item, slot, None))
+    return found
