@@ -11,6 +11,7 @@ import collections
 import dataclasses
 import importlib
 import types
+from importlib.metadata import entry_points
 from typing import Any
 
 import durable
@@ -49,3 +50,15 @@ def by_config(cfg: Any, q: str) -> str:
 @durable.workflow
 def agent(kind: str, module: str, q: str) -> str:
     return by_config(config(kind, module), q)
+
+
+@durable.step
+def by_entry_point(name: str, q: str) -> str:  # a plugin system's `entry_points(group=...)`
+    CALLS["by_entry_point"] += 1
+    (found,) = entry_points(group="review58.tools", name=name)
+    return str(found.load()(q))
+
+
+@durable.workflow
+def plugin(name: str, q: str) -> str:
+    return by_entry_point(name, q)

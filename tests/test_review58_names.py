@@ -5,8 +5,10 @@ object that is neither a dict nor a plain object of the user's: an
 `MappingProxyType` or a `ChainMap` (Hydra's DictConfig is a Mapping, not a
 dict). The names in them were not read (`givennames._strings`): the tool
 edited, the completed run was answered with the old tool's output. Now
-refused, and run again under "rerun". In-process; the step counts its
-executions."""
+refused, and run again under "rerun". The same for a plugin looked up by
+its entry point's name (`entry_points(group=g, name=name)`), the module it
+loads declared in a distribution's metadata. In-process; the step counts
+its executions."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import durable
-from tests.review58_steps import CALLS, agent
+from tests.review58_steps import CALLS, agent, plugin
 
 KINDS = ["argparse", "simple_namespace", "slots", "mapping_proxy", "chain_map"]
 
@@ -44,3 +46,26 @@ def test_a_tool_named_in_a_configuration_object_counts_by_its_code(
     assert CALLS["by_config"] == 1
     assert agent.with_options(on_change="rerun")(kind, module, "x") == "x-v2"
     assert CALLS["by_config"] == 2
+
+
+def test_a_plugin_named_by_its_entry_point_counts_by_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    info = tmp_path / "review58_plugins-1.0.dist-info"  # as `pip install -e .` declares it
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: review58-plugins\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[review58.tools]\nsearch = tools58_plugin:search\n")
+    path = tmp_path / "tools58_plugin.py"
+    path.write_text('def search(q):\n    return q + "-v1"\n')
+    monkeypatch.setitem(CALLS, "by_entry_point", 0)
+    assert plugin("search", "x") == plugin("search", "x") == "x-v1"
+    assert CALLS["by_entry_point"] == 1
+    path.write_text('def search(q):\n    return q + "-v2"\n')
+    importlib.reload(sys.modules["tools58_plugin"])
+    with pytest.raises(durable.DefinitionChangedError, match="tools58_plugin"):
+        plugin("search", "x")  # was "x-v1"
+    assert plugin.with_options(on_change="rerun")("search", "x") == "x-v2"
+    assert CALLS["by_entry_point"] == 2
