@@ -20,7 +20,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-from .._fingerprint.givennames import argument_modules, finds_by_name
+from .._fingerprint.givennames import argument_modules, finds_by_name, finds_entries
 from .._fingerprint.packagefiles import package_digest
 from .._fingerprint.reach import target_of
 from .bound import bound_arguments
@@ -60,7 +60,7 @@ def with_named(fn: object, digest: str, args: tuple[Any, ...], kwargs: dict[str,
     step's, under which `NAMED` notes the modules."""
     if is_token(digest) or not names_modules(fn):
         return digest
-    return _joined(digest, (bound_arguments(fn), args), kwargs, name)  # a method's `self.module` too
+    return _joined(digest, (bound_arguments(fn), args), kwargs, name, finds_entries(fn))  # `self.module` too
 
 
 def given_digest(fns: Iterable[object], digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> str:
@@ -68,11 +68,12 @@ def given_digest(fns: Iterable[object], digest: str, args: tuple[Any, ...], kwar
     steps (`agent("tools", q)`, its step importing what it is given)."""
     if is_token(digest) or not any(map(names_modules, fns)):
         return digest
-    return _joined(digest, args, kwargs, name)
+    return _joined(digest, args, kwargs, name, any(map(finds_entries, fns)))
 
 
-def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], name: str) -> str:
-    parts = sorted(_stamp(module, name, found) for module, name, found in argument_modules((args, kwargs)))
+def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], name: str, entries: bool) -> str:
+    named = argument_modules((args, kwargs), entries)
+    parts = sorted(_stamp(module, name, found) for module, name, found in named)
     if parts and name:
         if len(NAMED) > 1024:
             NAMED.clear()

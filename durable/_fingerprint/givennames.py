@@ -13,7 +13,10 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import sys
 import types
+from collections.abc import Mapping
+from types import SimpleNamespace
 
 from .imports import user_class
 from .lookups import (
@@ -25,7 +28,7 @@ from .lookups import (
 )
 from .modfiles import UNTOLD
 from .nodes import walk
-from .reach import code_objects
+from .reach import code_objects, target_of
 from .source import find_definitions, source_of
 
 _Named = tuple[tuple[types.ModuleType | None, str, object], ...]
@@ -40,6 +43,8 @@ def finds_by_name(fn: types.FunctionType) -> bool:
     finders = {n for n in names if n in _FINDERS or _finds_modules((n,), globs) or _helper_finds(globs.get(n))}
     if "modules" in names and "sys" in names:
         finders.add("modules")
+    if _ENTRY in names:  # the name it selects, among a constant group's, is data (fail closed)
+        return True
     if not finders:
         return False
     nodes = find_definitions(code, source_of(code.co_filename, globs))
@@ -65,13 +70,17 @@ def _constant(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant)
 
 
-def argument_modules(values: object) -> _Named:
+def argument_modules(values: object, entries: bool = False) -> _Named:
     """The modules of the user's that the strings in `values` (a call's
     arguments, as plain data) name, as `lookups.attribute_modules` finds
     them for a function that looks modules up: `"tools"`,
-    `"tools:search"`, `"plugins.search"`; (None, "", UNTOLD) among them
-    when there were too many strings to look through (fail closed)."""
+    `"tools:search"`, `"plugins.search"`, and with `entries` (`finds_entries`)
+    an entry point's name (`"search"`, declared `search = tools:search`);
+    (None, "", UNTOLD) among them when there were too many strings to look
+    through (fail closed)."""
     data = _strings(values)
+    if entries:
+        data = (*data, *_entry_values(data))
     found = attribute_modules(_data_texts(data, True))
     return (*found, (None, "", UNTOLD)) if UNTOLD in data else found
 
@@ -79,7 +88,9 @@ def argument_modules(values: object) -> _Named:
 def _strings(values: object, budget: int = 4096) -> tuple[str, ...]:
     """`lookups.data_strings`, through the attributes of the objects of the
     user's classes too (`self.module` of an agent whose method is the step,
-    a configuration object's fields); past `budget` items, `UNTOLD`."""
+    a configuration object's fields, slots included), of a namespace
+    (`args.tool`) and the items of any mapping; past `budget` items, or a
+    mapping that cannot give its items, `UNTOLD`."""
     found: list[str] = []
     todo, seen = [values], set()
     while todo:
@@ -92,8 +103,65 @@ def _strings(values: object, budget: int = 4096) -> tuple[str, ...]:
             todo.extend([*item.keys(), *item.values()])
         elif isinstance(item, (tuple, list, set, frozenset)):
             todo.extend(item)
-        elif id(item) not in seen and user_class(type(item)):
-            seen.add(id(item))  # an object holding itself, or held twice, is read once
-            held = getattr(item, "__dict__", None)
-            todo.extend(held.values() if isinstance(held, dict) else ())
+        elif id(item) in seen:
+            continue  # an object holding itself, or held twice, is read once
+        elif isinstance(item, Mapping):  # a ChainMap, a read-only proxy, Hydra's DictConfig
+            seen.add(id(item))
+            try:
+                todo.extend([*item.keys(), *item.values()])
+            except Exception:  # a value it cannot give (an interpolation): unread, changed
+                return (*found, UNTOLD)
+        elif user_class(type(item)) or _namespace(type(item)):
+            seen.add(id(item))
+            todo.extend(_attributes(item))
     return tuple(found)
+
+
+def _namespace(cls: type) -> bool:
+    """A command line's `args` (argparse's, not imported for it) or a
+    `SimpleNamespace` of settings: no class of the user's, but what it
+    holds is theirs (`args.tool` names the module)."""
+    return cls is SimpleNamespace or (cls.__name__ == "Namespace" and cls.__module__ == "argparse")
+
+
+def _attributes(item: object) -> list[object]:
+    """What an object holds in its `__dict__` and in the slots of its
+    classes (a dataclass made with `slots=True` has no `__dict__`)."""
+    held = getattr(item, "__dict__", None)
+    found = list(held.values()) if isinstance(held, dict) else []
+    for cls in type(item).__mro__:
+        slots = vars(cls).get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots if isinstance(slots, (tuple, list)) else ():
+            if isinstance(slot, str) and slot not in ("__dict__", "__weakref__"):
+                found.append(getattr(item, slot, None))
+    return found
+
+
+# importlib.metadata's: a plugin looked up by its entry point's name (`entry_points(group=g, name=n)`,
+# `entry_points(group=g)[n]`), the module it loads declared in a distribution's metadata.
+_ENTRY = "entry_points"
+# sys.path -> entry point name -> the objects the entry points of that name load.
+_ENTRIES: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
+
+
+def finds_entries(fn: object) -> bool:
+    """Whether `fn` (under wrappers) looks plugins up by entry point."""
+    code = getattr(target_of(fn), "__code__", None)
+    return isinstance(code, types.CodeType) and any(_ENTRY in co.co_names for co in code_objects(code))
+
+
+def _entry_values(data: tuple[str, ...]) -> tuple[str, ...]:
+    """What the entry points named by these strings load (`"tools:search"`),
+    read from the metadata of the distributions on `sys.path` once per path."""
+    key = tuple(sys.path)
+    if key not in _ENTRIES:
+        from importlib.metadata import distributions
+
+        table: dict[str, list[str]] = {}
+        for dist in distributions():
+            for ep in dist.entry_points:
+                table.setdefault(ep.name, []).append(ep.value)
+        _ENTRIES.clear()
+        _ENTRIES[key] = {n: tuple(v) for n, v in table.items()}
+    held = _ENTRIES[key]
+    return tuple(v for text in dict.fromkeys(data) for v in held.get(text, ()))

@@ -26,6 +26,9 @@ import time
 from typing import Any, Protocol
 
 from ..errors import LeaseLostError, RunLockedError
+from .inherited import NOT_INHERITED
+from .inherited import inherited_no_more as inherited_no_more
+from .inherited import not_inherited as not_inherited
 from .oslock import lock_exclusive, unlock
 from .ownerdoc import owner_doc as owner_doc
 from .ownerdoc import owner_json
@@ -121,7 +124,7 @@ class FileLease:
     a process that locked a file no longer at the path (it opened it just
     before the unlink) lets it go and tries the path's file again; so two
     processes can never both hold a run. A forked child closes its copy of
-    the descriptor (see `_close_in_child`)."""
+    the descriptor (see `inherited`)."""
 
     def __init__(self, path: str, ttl: float, run: str) -> None:
         self.path, self.run = path, run
@@ -150,7 +153,7 @@ class FileLease:
                         os.ftruncate(fd, 0)
                     os.pwrite(fd, owner_json(ttl, self.token), 0)
                     self.fd, self._file, self.ident = fd, file, ident
-                    _NOT_INHERITED[fd] = self
+                    NOT_INHERITED[fd] = self
                     return
             except BaseException:
                 # Closing drops the lock: a Ctrl-C landing here must not leave
@@ -194,7 +197,7 @@ class FileLease:
         self.fd = None  # from here on no check passes
         if file.closed:
             return
-        _NOT_INHERITED.pop(file.fileno(), None)  # before the number is free for reuse
+        NOT_INHERITED.pop(file.fileno(), None)  # before the number is free for reuse
         try:
             unlock(file.fileno())
         finally:
@@ -218,12 +221,6 @@ def _is_at(ident: tuple[int, int], path: str | bytes) -> bool:
     return st.st_ino == ident[1] and st.st_dev == ident[0]
 
 
-# A lock belongs to the open file, which fork shares: a pool worker forked
-# inside a workflow would keep the run locked after the workflow process
-# died (issue 11, item 1). Descriptors registered here are closed in every
-# forked child (never unlocked there: that would unlock the parent too) and
-# carry O_CLOEXEC for exec'd ones.
-_NOT_INHERITED: dict[int, FileLease | None] = {}
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # The mode every file of a local store is made with, before the process's
 # umask, as open() makes one: a group that shares a store under umask 007
@@ -231,31 +228,6 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # log (0644 made them 0640 there: Permission denied on the other's resume).
 FILE_MODE = 0o666
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-def not_inherited(fd: int) -> None:
-    """Close fd in a child forked while it is open (until `inherited_no_more`)."""
-    _NOT_INHERITED[fd] = None
-
-
-def inherited_no_more(fd: int) -> None:
-    _NOT_INHERITED.pop(fd, None)
-
-
-def _close_in_child() -> None:
-    for fd, lease in list(_NOT_INHERITED.items()):
-        with contextlib.suppress(OSError):
-            if lease is not None and lease._file is not None:
-                lease._file.close()  # the child's copy: the parent keeps its lock
-            else:
-                os.close(fd)
-        if lease is not None:  # the child does not own the run: it may write nothing
-            lease.fd, lease.lost = None, True
-    _NOT_INHERITED.clear()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
-    os.register_at_fork(after_in_child=_close_in_child)
 
 
 def _holder_of(fd: int) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from ..errors import LeaseLostError
+from .inherited import OBJECT_LEASES
 from .lease import (
     _ATTEMPTS,
     Watching,
@@ -65,6 +66,7 @@ class ObjectLease:
         self.fresh_elapsed = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        OBJECT_LEASES.add(self)  # lost in a forked child (`inherited`)
         try:  # a Ctrl-C landing once the lease is claimed gives it up: nobody else could
             self._take()
             self._thread = threading.Thread(
