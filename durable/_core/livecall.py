@@ -43,6 +43,17 @@ class Live(NamedTuple):  # what the live part of a call needs from its identific
     canonical: bytes | None  # what its digest hashes, when that is its whole identity
 
 
+def still_plain(ctx: RunState, spec: StepSpec) -> tuple[Any, Any, str] | None:
+    """What this run found of a plain step (`StepSpec.plain_in`: its digest alone is
+    its identity), while its code is still the one it was found with, as
+    `written.quiet` asks: a body, a reload or a decorator may set a `__code__` or a
+    `__wrapped__` since."""
+    plain, fn = ctx.plain.get(id(spec)), spec.fn
+    if plain is not None and plain[0] is spec and fn.__code__ is plain[1] and "__wrapped__" not in fn.__dict__:
+        return plain
+    return None
+
+
 made = tuple.__new__  # a `Live` without the Python `__new__` a NamedTuple has
 _new = object.__new__
 
@@ -178,16 +189,10 @@ def finish(
         notify.executed(ctx, rec)
         return value
     # What it wrote that another step reads, as it left it (`written.with_written`);
-    # a step this run found plain whose code is still the one it was found with
-    # writes nothing another reads (`StepSpec.plain_in`): its body may have set a
-    # `__code__` or `__wrapped__`, so asked again here, as `quiet` asks.
-    fn, plain = spec.fn, ctx.plain.get(id(spec))
-    if (
-        plain is not None
-        and plain[0] is spec
-        and fn.__code__ is plain[1]
-        and "__wrapped__" not in fn.__dict__
-    ):
+    # a step this run found plain writes nothing another reads, asked again after
+    # its body, which may have set a `__code__` or `__wrapped__`.
+    fn = spec.fn
+    if still_plain(ctx, spec) is not None:
         written = digest
     else:  # and the code of the modules its arguments name (`named`)
         written = with_named(fn, with_written(fn, digest, spec.name), *call)

@@ -14,7 +14,7 @@ from .bound import bound_arguments, held_by, with_bound, with_held
 from .callbytes import call_bytes, digest_of
 from .context import RunState
 from .identity import call_digest
-from .livecall import Live, Tries, made, run_once
+from .livecall import Live, Tries, made, run_once, still_plain
 from .loadback import PRUNED, load_value
 from .named import named_in, names_modules, with_named
 from .plan import Plan, drive_sync
@@ -80,15 +80,9 @@ def replay_or_prepare(
     # with canonical bytes (most) is hashed only when something needs its digest.
     canonical = call_bytes(sig, args, kwargs) if sig is not None else None
     digest = call_digest(sig, args, kwargs, spec.name) if canonical is None else None
-    fn, plain = spec.fn, ctx.plain.get(id(spec))
-    # Most calls: a step this run found plain (`StepSpec.plain_in`), its code still the one
-    # it was found with (as `written.quiet` asks): the call's digest alone is its identity.
-    if (
-        plain is not None
-        and plain[0] is spec
-        and fn.__code__ is plain[1]
-        and "__wrapped__" not in fn.__dict__
-    ):
+    fn = spec.fn
+    # Most calls: a step this run found plain, its digest alone its identity.
+    if (plain := still_plain(ctx, spec)) is not None:
         fp, reads, written, shown = plain[2], False, digest, args
     else:
         held, bodies = ctx.argument_values, ctx.bodies
