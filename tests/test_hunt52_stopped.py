@@ -25,63 +25,7 @@ pytestmark = pytest.mark.slow
 
 FLOW = """
 import os, sys, durable
-
-class Folder:
-    \"\"\"A key store over a folder, shared by processes: an object store's lease.\"\"\"
-
-    def __init__(self, root):
-        self.root = root
-
-    def _path(self, key):
-        return os.path.join(self.root, *key.split("/"))
-
-    def get(self, key):
-        try:
-            with open(self._path(key), "rb") as f:
-                return f.read()
-        except FileNotFoundError:
-            return None
-
-    def get_many(self, keys):
-        return {k: v for k in keys if (v := self.get(k)) is not None}
-
-    def put(self, key, data):
-        path = self._path(key)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".tmp", "wb") as f:
-            f.write(data)
-        os.replace(path + ".tmp", path)
-
-    def create(self, key, data):
-        path = self._path(key)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        try:
-            fd = os.open(path + ".new", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-        except FileExistsError:
-            return False
-        os.write(fd, data)
-        os.close(fd)
-        try:
-            os.link(path + ".new", path)  # atomic, and only where absent
-            return True
-        except FileExistsError:
-            return False
-        finally:
-            os.unlink(path + ".new")
-
-    def list(self, prefix):
-        found = []
-        for folder, _, files in os.walk(self.root):
-            rel = os.path.relpath(folder, self.root).replace(os.sep, "/")
-            found += [n if rel == "." else f"{rel}/{n}" for n in files if not n.endswith((".tmp", ".new"))]
-        return sorted(k for k in found if k.startswith(prefix))
-
-    def delete(self, keys):
-        for key in keys:
-            try:
-                os.unlink(self._path(key))
-            except FileNotFoundError:
-                pass
+from tests.keystore import Folder
 
 @durable.step
 def work():

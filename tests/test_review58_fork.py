@@ -18,60 +18,9 @@ from pathlib import Path
 import pytest
 
 import durable
+from tests.keystore import Folder
 
 pytestmark = pytest.mark.slow
-
-
-class Folder:
-    """A key store over a folder, shared by processes: an object store's lease."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = str(root)
-
-    def _path(self, key: str) -> str:
-        return os.path.join(self.root, *key.split("/"))
-
-    def get(self, key: str) -> bytes | None:
-        try:
-            with open(self._path(key), "rb") as f:
-                return f.read()
-        except FileNotFoundError:
-            return None
-
-    def get_many(self, keys: list[str]) -> dict[str, bytes]:
-        return {k: v for k in keys if (v := self.get(k)) is not None}
-
-    def put(self, key: str, data: bytes) -> None:
-        path = self._path(key)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".tmp", "wb") as f:
-            f.write(data)
-        os.replace(path + ".tmp", path)
-
-    def create(self, key: str, data: bytes) -> bool:
-        path = self._path(key)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-        except FileExistsError:
-            return False
-        os.write(fd, data)
-        os.close(fd)
-        return True
-
-    def list(self, prefix: str) -> list[str]:
-        found = []
-        for folder, _, files in os.walk(self.root):
-            rel = os.path.relpath(folder, self.root).replace(os.sep, "/")
-            found += [n if rel == "." else f"{rel}/{n}" for n in files if not n.endswith(".tmp")]
-        return sorted(k for k in found if k.startswith(prefix))
-
-    def delete(self, keys: object) -> None:
-        for key in keys:  # type: ignore[attr-defined]
-            try:
-                os.unlink(self._path(key))
-            except FileNotFoundError:
-                pass
 
 
 LOG: list[str] = []  # the file `after` appends its pid to
