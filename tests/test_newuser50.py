@@ -1,0 +1,94 @@
+"""The 50th new-user walk: a notebook importing a script's module saw none
+of the runs `python flow.py` made; `wf.resume("r1", "yes")` and `wf.fork("r1")`
+gave Python's bare TypeError; `durable show r1 --html` with no file said
+only "expected one argument"."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import durable
+from durable._cli.main import main
+
+FLOW = """\
+import durable
+
+
+def note(what: str) -> None:
+    with open("counts", "a") as f:
+        f.write(what + "\\n")
+
+
+@durable.step
+def fetch(x: int) -> int:
+    note("fetch")
+    return 2 * x
+
+
+@durable.workflow
+def wf50(x: int = 3) -> int:
+    return fetch(x) + 1
+"""
+
+
+@pytest.fixture
+def flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow50.py").write_text(FLOW)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("flow50", None)
+
+
+def test_an_import_of_a_scripts_module_lists_the_runs_the_script_made(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `flow50.wf50.runs()` in a notebook was [] after `durable run
+    flow50.py:wf50` (as `python flow50.py`) recorded r1 under `flow50.wf50`."""
+    assert main(["run", "flow50.py:wf50", "--run-id", "r1"]) == 0
+    module = importlib.import_module("flow50")
+    wf = module.wf50
+    runs = wf.runs()
+    assert [(r.workflow, r.run_id, r.status) for r in runs] == [("flow50.wf50", "r1", "completed")], runs
+    assert wf.run(4).value == 9  # the import's own run, under its own name, listed first
+    assert [(r.workflow, r.run_id) for r in wf.runs()] == [("wf50", "wf50-" + wf.runs()[0].run_id[5:]),
+                                                           ("flow50.wf50", "r1")]  # fmt: skip
+    with pytest.raises(durable.RunNotFoundError, match=r"exists under workflow 'flow50\.wf50'"):
+        wf.resume("r1")  # the script's run resumed the other way: said, nothing run
+    assert wf.with_options().runs() == wf.runs()
+    assert [r.workflow for r in durable.workflow(name="pinned")(module.wf50.fn).runs()] == []
+    capsys.readouterr()
+    assert main(["runs"]) == 0
+    listing = capsys.readouterr().out
+    assert "flow50.wf50" in listing and " r1 " in listing and "wf50-" in listing, listing
+    assert (flow / "counts").read_text().split() == ["fetch", "fetch"]
+
+
+def test_resume_and_fork_given_what_they_do_not_take_say_what_they_take(flow: Path) -> None:
+    """Before: "Workflow.resume() takes 2 positional arguments but 3 were
+    given", and fork's "missing 1 required positional argument: 'at'"."""
+    wf = importlib.import_module("flow50").wf50
+    wf.with_options(run_id="r2")(5)
+    with pytest.raises(TypeError, match=r"resume\(\) takes the run id, then keywords") as e:
+        wf.resume("r2", "yes")
+    assert "wf50.resume('r2', x=...)" in str(e.value) and "inputs=" in str(e.value), e.value
+    with pytest.raises(TypeError, match=r"fork\(\) takes the run id and at=POSITION") as e:
+        wf.fork("r2")
+    assert wf.resume("r2").value == 11  # a right call is untouched
+    assert (flow / "counts").read_text().split() == ["fetch"]
+
+
+def test_show_html_without_a_file_says_what_to_pass(
+    flow: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "argument --html: expected one argument", naming no file."""
+    with pytest.raises(SystemExit):
+        main(["show", "r1", "--html"])
+    err = capsys.readouterr().err
+    assert "--html takes FILE" in err and "durable show r1 --html FILE" in err.replace("-m durable", "durable"), err
