@@ -33,6 +33,11 @@ def fetch(x: int) -> int:
 @durable.workflow
 def wf50(x: int = 3) -> int:
     return fetch(x) + 1
+
+
+@durable.workflow(run_id=lambda day, n: f"report-{day}")
+def report50(day: str, n: int) -> int:
+    return fetch(n)
 """
 
 
@@ -92,3 +97,26 @@ def test_show_html_without_a_file_says_what_to_pass(
         main(["show", "r1", "--html"])
     err = capsys.readouterr().err
     assert "--html takes FILE" in err and "durable show r1 --html FILE" in err.replace("-m durable", "durable"), err
+
+
+def test_a_refused_run_whose_id_run_id_made_says_so_and_from_what(flow: Path) -> None:
+    """Before: "run 'report-mon' ... completed with other arguments than this
+    call's ... use another run id", of an id the user never gave: the
+    workflow's `run_id=lambda day, n: f"report-{day}"` made it, n left out."""
+    report = importlib.import_module("flow50").report50
+    assert report("mon", 1) == 2
+    with pytest.raises(durable.DefinitionChangedError) as e:
+        report("mon", 2)
+    said = str(e.value)
+    assert "  - n: 1 -> 2" in said, said
+    assert said.endswith(
+        "The run id 'report-mon' was not given: the workflow's run_id= function made it from "
+        "this call's arguments (day='mon', n=2). n differs from the run's, yet the id is the same: "
+        "make run_id= read it too, so that such calls are runs of their own, or give this call "
+        "its own id with with_options(run_id='...')."
+    ), said
+    given = report.with_options(run_id="report-mon")
+    with pytest.raises(durable.DefinitionChangedError) as e:
+        given("mon", 2)  # an id given: nothing to add
+    assert "run_id= function" not in str(e.value)
+    assert (flow / "counts").read_text().split() == ["fetch"]

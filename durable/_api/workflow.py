@@ -26,6 +26,7 @@ from .._storage.fence import Held
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
 from .bound import AsyncBound, Bound, BoundWorkflow, Takes
+from .chosen import chosen
 from .definition import definition_of, own_fingerprint
 from .naming import default_workflow_name, script_twin
 from .options import check_options
@@ -233,7 +234,8 @@ class Workflow(Steering, Generic[P, R]):
             prune(store, self.name, self.options)
             return done
 
-        return (yield from holding(store, self.name, run_id, self.options.wait, locked))
+        plan = holding(store, self.name, run_id, self.options.wait, locked)
+        return (yield from chosen(self.options.run_id, run_id, given, plan))
 
     # -- helpers ---------------------------------------------------------
     def _store(self) -> Store:
