@@ -120,3 +120,53 @@ def test_a_refused_run_whose_id_run_id_made_says_so_and_from_what(flow: Path) ->
         given("mon", 2)  # an id given: nothing to add
     assert "run_id= function" not in str(e.value)
     assert (flow / "counts").read_text().split() == ["fetch"]
+
+
+WRITES = """\
+import durable
+
+STATE = {"k": 0}
+
+
+@durable.step
+def put(x: int) -> int:
+    with open("counts", "a") as f:
+        f.write("put\\n")
+    STATE["k"] = x
+    return x
+
+
+@durable.step
+def get() -> int:
+    return STATE["k"]
+
+
+@durable.workflow
+def kept50(x: int) -> int:
+    put(x)
+    durable.suspend("wait")
+    return get()
+"""
+
+
+def test_a_refusal_for_a_write_another_step_reads_names_it_first(flow: Path) -> None:
+    """Before: the refusal opened "the record at position 0 was made by a
+    call with other arguments: - put: arguments changed: called now as
+    put(5) ...", the arguments the same, and only its last sentence named
+    STATE, which put writes and get reads, as the import left it."""
+    (flow / "written50.py").write_text(WRITES)
+    module = importlib.import_module("written50")
+    try:
+        with pytest.raises(durable.Suspended):
+            module.kept50.with_options(run_id="w1")(5)
+        module.STATE["k"] = 0  # as a new process's import leaves it
+        with pytest.raises(durable.DefinitionChangedError) as e:
+            module.kept50.resume("w1")
+    finally:
+        sys.modules.pop("written50", None)
+    lines = str(e.value).splitlines()
+    assert lines[0] == "run 'w1' of 'kept50': the record at position 0 is not the call made there now " \
+        "(what a step wrote, or its arguments):", lines  # fmt: skip
+    assert lines[1].startswith("  - put: STATE, which put writes and another step reads, is not as put left it"), lines
+    assert "Or its arguments changed: called now as put(5)" in lines[1], lines
+    assert (flow / "counts").read_text().split() == ["put"]

@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .._calls import callers
+from .._calls import callers, users_frames
 from .._core.signature import signature_of
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,7 +34,12 @@ def said_takes(fn: F) -> F:
         async def awaited(*args: Any, **kwargs: Any) -> Any:
             if said := unbound(args, kwargs):
                 raise callers(TypeError(said))
-            return await fn(*args, **kwargs)
+            try:
+                return await fn(*args, **kwargs)
+            except Exception as e:
+                if users_frames(e):
+                    raise e  # durable's own frames left out: DURABLE_TRACEBACK=full shows them
+                raise
 
         return awaited  # type: ignore[return-value]
 
@@ -42,7 +47,12 @@ def said_takes(fn: F) -> F:
     def checked(*args: Any, **kwargs: Any) -> Any:
         if said := unbound(args, kwargs):
             raise callers(TypeError(said))
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # as `at_callers`: this frame instead of the run's
+            if users_frames(e):
+                raise e  # durable's own frames left out: DURABLE_TRACEBACK=full shows them
+            raise
 
     return checked  # type: ignore[return-value]
 
