@@ -64,8 +64,11 @@ def test_an_import_of_a_scripts_module_lists_the_runs_the_script_made(
     assert wf.run(4).value == 9  # the import's own run, under its own name, listed first
     assert [(r.workflow, r.run_id) for r in wf.runs()] == [("wf50", "wf50-" + wf.runs()[0].run_id[5:]),
                                                            ("flow50.wf50", "r1")]  # fmt: skip
+    assert [(h.name, h.status) for h in wf.history("r1")][-1:] == [("fetch", "completed")]  # read, as listed
     with pytest.raises(durable.RunNotFoundError, match=r"exists under workflow 'flow50\.wf50'"):
         wf.resume("r1")  # the script's run resumed the other way: said, nothing run
+    with pytest.raises(durable.RunNotFoundError, match=r"exists under workflow 'flow50\.wf50'"):
+        wf.delete("r1")  # nor removed through the other name
     assert wf.with_options().runs() == wf.runs()
     assert [r.workflow for r in durable.workflow(name="pinned")(module.wf50.fn).runs()] == []
     capsys.readouterr()

@@ -6,9 +6,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.reach import default_name, script_name
+from .._storage.base import Store
+
+if TYPE_CHECKING:  # run management loads when a workflow's runs are asked for
+    from .._manage.runs import RunInfo
 
 
 def default_workflow_name(fn: Callable[..., Any]) -> str:
@@ -35,3 +39,21 @@ def script_twin(fn: Callable[..., Any]) -> str | None:
         return None
     stem = os.path.splitext(os.path.basename(file))[0]
     return None if stem == "__init__" else f"{stem}.{default_name(fn)}"
+
+
+def twin_runs(store: Store, name: str, twin: str | None) -> list[RunInfo]:
+    """The runs of workflow `name`, newest first, and those of its `twin`
+    (`script_twin`): each run's `workflow` says which way it was started,
+    the way to resume it (the other is refused as renamed code)."""
+    from .._manage.listed import listed
+
+    found = listed(store, name) + ([] if twin is None else listed(store, twin))
+    return sorted(found, key=lambda i: (i.updated, i.run_id), reverse=True)
+
+
+def holder(store: Store, name: str, twin: str | None, run_id: str) -> str:
+    """The name to read run `run_id` under: the twin's when only it has
+    the run (a look at a run `twin_runs` listed, which changes nothing)."""
+    if twin is None or store.peek_manifest(name, run_id) is not None:
+        return name
+    return twin if store.peek_manifest(twin, run_id) is not None else name

@@ -28,7 +28,7 @@ from ..errors import ConfigurationError
 from .bound import AsyncBound, Bound, BoundWorkflow, Takes
 from .chosen import chosen
 from .definition import definition_of, own_fingerprint
-from .naming import default_workflow_name, script_twin
+from .naming import default_workflow_name, holder, script_twin, twin_runs
 from .options import check_options
 from .progress_file import following, progress_path
 from .retention import prune
@@ -128,20 +128,17 @@ class Workflow(Steering, Generic[P, R]):
     # -- run management (`_manage`, also behind the CLI) --------------------
     @at_callers
     def runs(self) -> list[RunInfo]:
-        """This workflow's runs in its store, newest first. Imported from
-        a script's module, also the runs its file started as a script
-        (`python flow.py` names `wf` `flow.wf`): each run's `workflow`
-        says which; resume one the way it was started."""
-        from .._manage.listed import listed
-        store = self._store()
-        twin = [] if self._twin is None else listed(store, self._twin)
-        return sorted(listed(store, self.name) + twin, key=lambda i: (i.updated, i.run_id), reverse=True)
+        """This workflow's runs in its store, newest first (`naming.twin_runs`:
+        imported from a script's module, the script's runs too)."""
+        return twin_runs(self._store(), self.name, self._twin)
 
     @at_callers
     def history(self, run_id: str, /) -> list[StepInfo]:
-        """What each position of a run did, in position order."""
+        """What each position of a run did, in position order (of one
+        `runs()` lists under the script's name too)."""
         from .._manage.history import history
-        return history(self._store(), self.name, run_id)
+        store = self._store()
+        return history(store, holder(store, self.name, self._twin, run_id), run_id)
 
     @at_callers
     def delete(self, run_id: str, /) -> None:
