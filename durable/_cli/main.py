@@ -93,8 +93,9 @@ class _Parser(argparse.ArgumentParser):
             message += f"; to do that: {guessed(guess[2], self.typed)}"
         elif guess:
             message += near_command(guess[2], self, self.typed)
-        told = unknown_option(message, self.typed, self) or one_run(message, self.typed, self) or _dashed(message, self.typed, self._command())
-        super().error(message + left_out(message, self) + (told or at_advice(message, self.typed)))
+        told = unknown_option(message, self.typed, self) or one_run(message, self.typed, self)
+        told = told or at_advice(message, self.typed) or _dashed(message, self.typed, self._command())
+        super().error(message + left_out(message, self) + told)
 
     def _command(self) -> argparse.ArgumentParser:
         """The parser of the command typed (the top one reports the words
