@@ -122,6 +122,10 @@ def test_a_refused_run_whose_id_run_id_made_says_so_and_from_what(flow: Path) ->
     with pytest.raises(durable.DefinitionChangedError) as e:
         given("mon", 2)  # an id given: nothing to add
     assert "run_id= function" not in str(e.value)
+    spaced = report.with_options(run_id=lambda day, n: f"report {day}")
+    with pytest.raises(durable.ConfigurationError, match=r"^the run_id= function of report50, given "
+                       r"this call's arguments, gave invalid run id 'report mon': it must"):  # fmt: skip
+        spaced("mon", 1)  # was: "invalid run id 'report mon'", an id nobody typed
     assert (flow / "counts").read_text().split() == ["fetch"]
 
 

@@ -18,7 +18,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def said_takes(fn: F) -> F:
     """`fn` (a workflow's resume or fork), a call that does not bind told
-    what it takes, with the workflow's own first parameter as the example."""
+    what it takes, with the workflow's own first parameter as the example;
+    what it raises shown from the caller's frames, as `at_callers` does."""
     signature = inspect.signature(fn)
 
     def unbound(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
@@ -29,22 +30,10 @@ def said_takes(fn: F) -> F:
         return None
 
     if inspect.iscoroutinefunction(fn):  # still one to `inspect`, as the async workflow's own
-
-        @functools.wraps(fn)
-        async def awaited(*args: Any, **kwargs: Any) -> Any:
-            if said := unbound(args, kwargs):
-                raise callers(TypeError(said))
-            try:
-                return await fn(*args, **kwargs)
-            except Exception as e:
-                if users_frames(e):
-                    raise e  # durable's own frames left out: DURABLE_TRACEBACK=full shows them
-                raise
-
-        return awaited  # type: ignore[return-value]
+        return _awaited(fn, unbound)
 
     @functools.wraps(fn)
-    def checked(*args: Any, **kwargs: Any) -> Any:
+    def shown(*args: Any, **kwargs: Any) -> Any:
         if said := unbound(args, kwargs):
             raise callers(TypeError(said))
         try:
@@ -54,7 +43,22 @@ def said_takes(fn: F) -> F:
                 raise e  # durable's own frames left out: DURABLE_TRACEBACK=full shows them
             raise
 
-    return checked  # type: ignore[return-value]
+    return shown  # type: ignore[return-value]
+
+
+def _awaited(fn: F, unbound: Callable[[tuple[Any, ...], dict[str, Any]], str | None]) -> F:
+    @functools.wraps(fn)
+    async def shown(*args: Any, **kwargs: Any) -> Any:
+        if said := unbound(args, kwargs):
+            raise callers(TypeError(said))
+        try:
+            return await fn(*args, **kwargs)
+        except Exception as e:
+            if users_frames(e):
+                raise e  # durable's own frames left out: DURABLE_TRACEBACK=full shows them
+            raise
+
+    return shown  # type: ignore[return-value]
 
 
 def _takes(called: str, args: tuple[Any, ...], e: TypeError) -> str:

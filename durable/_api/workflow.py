@@ -147,7 +147,6 @@ class Workflow(Steering, Generic[P, R]):
         delete_run(self._store(), self.name, run_id)
 
     @said_takes
-    @at_callers
     def fork(
         self,
         run_id: str,
