@@ -47,7 +47,7 @@ def twin_runs(store: Store, name: str, twin: str | None) -> list[RunInfo]:
     the way to resume it (the other is refused as renamed code)."""
     from .._manage.listed import listed
 
-    found = listed(store, name) + ([] if twin is None else listed(store, twin))
+    found = listed(store, name) + ([] if twin in (None, name) else listed(store, twin))
     return sorted(found, key=lambda i: (i.updated, i.run_id), reverse=True)
 
 
