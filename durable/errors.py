@@ -92,9 +92,8 @@ class DefinitionChangedError(DurableError):
             )
         elif old == new:
             head = (
-                f"run {run_id!r} of {workflow!r}: the record at position {position} "
-                f"{other_call(changed)}:\n{detail}\n"
-                f"No step from position {position} on was executed."
+                f"run {run_id!r} of {workflow!r}: the record at position {position} {other_call(changed)}:"
+                f"\n{detail}\nNo step from position {position} on was executed."
             )
         else:
             head = (
