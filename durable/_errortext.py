@@ -178,6 +178,18 @@ def duration(seconds: float | None) -> str:
 NO_DIGEST = "cannot be digested"  # an argument's change, as `changed_arguments` says it
 
 
+# How a refusal says a step's write that another step reads is undone (`changed._written`).
+NOT_AS_LEFT = "is not as"
+
+
+def other_call(changed: Mapping[str, str]) -> str:
+    """How a refusal at a position opens: not "other arguments" when a write
+    the replay cannot redo may be the cause, which each step's line names first."""
+    if any(NOT_AS_LEFT in why for why in changed.values()):
+        return "is not the call made there now (what a step wrote, or its arguments)"
+    return "was made by a call with other arguments"
+
+
 def arguments_message(workflow: str, run_id: str, arguments: Mapping[str, str]) -> str:
     lines = "\n".join(f"  - {name}: {change}" for name, change in sorted(arguments.items()))
     show = f"durable show {shell_words(run_id)}"  # resume() cannot: it needs such an argument again

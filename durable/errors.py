@@ -40,6 +40,7 @@ from ._errortext import (
     Position,
     arguments_message,
     lease_lost_text,
+    other_call,
     plain_data,
     preview_of,
     shell_words,
@@ -91,9 +92,8 @@ class DefinitionChangedError(DurableError):
             )
         elif old == new:
             head = (
-                f"run {run_id!r} of {workflow!r}: the record at position {position} was made "
-                f"by a call with other arguments:\n{detail}\n"
-                f"No step from position {position} on was executed."
+                f"run {run_id!r} of {workflow!r}: the record at position {position} {other_call(changed)}:"
+                f"\n{detail}\nNo step from position {position} on was executed."
             )
         else:
             head = (

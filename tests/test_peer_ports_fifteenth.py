@@ -234,7 +234,7 @@ def wf():
 try:
     print(wf.with_options(on_change=os.environ.get("MODE") or "refuse")())
 except durable.DefinitionChangedError as e:
-    print("refused", "Or STATE, which put writes" in str(e))
+    print("refused", ": STATE, which put writes" in str(e))
 """
 
 

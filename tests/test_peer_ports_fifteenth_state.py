@@ -108,7 +108,7 @@ def test_dbos_recovery_of_a_step_filling_a_module_level_dict() -> None:
     with pytest.raises(RuntimeError):
         fill_then_crash(True)  # the same process: replayed
     STATE.clear()  # what a new process holds
-    with pytest.raises(durable.DefinitionChangedError, match=r"Or STATE, which .*put writes"):
+    with pytest.raises(durable.DefinitionChangedError, match=r"- [\w.]*put: STATE, which .*put writes"):
         fill_then_crash(False)
     assert fill_then_crash.with_options(on_change="rerun")(False) == 5
     assert fill_then_crash(False) == 5

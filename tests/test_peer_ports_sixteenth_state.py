@@ -196,7 +196,7 @@ def test_dbos_child_workflow_filling_state_the_parent_reads_after_recovery() -> 
         parent_of_filler()  # this process: the child replays
     CALLS["fail"] = 0
     STATE.clear()  # what a new process holds
-    with pytest.raises(durable.DefinitionChangedError, match=r"Or STATE.* which filler writes"):
+    with pytest.raises(durable.DefinitionChangedError, match=r"filler: STATE.* which filler writes"):
         parent_of_filler()
     assert parent_of_filler.with_options(on_change="rerun")() == "k"
     assert CALLS["stash"] == 2

@@ -20,18 +20,20 @@ from .._core.waiting import holding
 from .._fanout import progress  # noqa: F401  (its bars subscribe to the event stream)
 from .._fingerprint.fingerprint import identity_of
 from .._fingerprint.madewith import same_snapshots
-from .._fingerprint.reach import default_name, script_name
 from .._storage.base import Store
 from .._storage.factory import open_store
 from .._storage.fence import Held
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
 from .bound import AsyncBound, Bound, BoundWorkflow, Takes
+from .chosen import chosen
 from .definition import definition_of, own_fingerprint
+from .naming import default_workflow_name, holder, script_twin, twin_runs
 from .options import check_options
 from .progress_file import following, progress_path
 from .retention import prune
 from .steer import AsyncSteering, Steering
+from .takes import said_takes
 
 if TYPE_CHECKING:  # run management loads when a method below is called
     from .._manage.history import StepInfo
@@ -63,6 +65,7 @@ class Workflow(Steering, Generic[P, R]):
         self.version = version
         self.options = options
         self._identity = identity_of(fn, name)
+        self._twin = None if name else script_twin(fn)
         self.__wrapped__ = fn
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
             setattr(self, attr, getattr(fn, attr, None))
@@ -90,6 +93,7 @@ class Workflow(Steering, Generic[P, R]):
         # In a class body a workflow is a method, as a function is (bound.py).
         return self if obj is None else BoundWorkflow(self, obj)
 
+    @said_takes
     def resume(
         self, run_id: str, /, *, inputs: dict[str, Any] | None = None, **overrides: Any
     ) -> Run[R]:
@@ -124,15 +128,17 @@ class Workflow(Steering, Generic[P, R]):
     # -- run management (`_manage`, also behind the CLI) --------------------
     @at_callers
     def runs(self) -> list[RunInfo]:
-        """This workflow's runs in its store, newest first."""
-        from .._manage.listed import listed
-        return listed(self._store(), self.name)
+        """This workflow's runs in its store, newest first (`naming.twin_runs`:
+        imported from a script's module, the script's runs too)."""
+        return twin_runs(self._store(), self.name, self._twin)
 
     @at_callers
     def history(self, run_id: str, /) -> list[StepInfo]:
-        """What each position of a run did, in position order."""
+        """What each position of a run did, in position order (of one
+        `runs()` lists under the script's name too)."""
         from .._manage.history import history
-        return history(self._store(), self.name, run_id)
+        store = self._store()
+        return history(store, holder(store, self.name, self._twin, run_id), run_id)
 
     @at_callers
     def delete(self, run_id: str, /) -> None:
@@ -140,7 +146,7 @@ class Workflow(Steering, Generic[P, R]):
         from .._manage.runs import delete_run
         delete_run(self._store(), self.name, run_id)
 
-    @at_callers
+    @said_takes
     def fork(
         self,
         run_id: str,
@@ -224,7 +230,8 @@ class Workflow(Steering, Generic[P, R]):
             prune(store, self.name, self.options)
             return done
 
-        return (yield from holding(store, self.name, run_id, self.options.wait, locked))
+        plan = holding(store, self.name, run_id, self.options.wait, locked)
+        return (yield from chosen(self.options.run_id, run_id, given, plan))
 
     # -- helpers ---------------------------------------------------------
     def _store(self) -> Store:
@@ -261,16 +268,6 @@ def run_id_of(wf: Workflow[Any, Any], bound: inspect.BoundArguments) -> str:
     return wf._run_id(bound)
 
 
-def default_workflow_name(fn: Callable[..., Any]) -> str:
-    """The qualified name; for a script's own workflows prefixed with the
-    script's file name, so that two scripts sharing a store never share
-    runs (`flow.main` and `other.main`). Steps need no prefix: their names
-    only have to differ within one workflow, and their fingerprints carry
-    the full identity."""
-    script = script_name(fn)
-    return default_name(fn) if script is None else f"{script}.{default_name(fn)}"
-
-
 class AsyncWorkflow(AsyncSteering, Workflow[P, R]):
     """A workflow over an `async def`: calling it gives a coroutine."""
 
@@ -290,12 +287,14 @@ class AsyncWorkflow(AsyncSteering, Workflow[P, R]):
     async def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:  # type: ignore[override]
         return await drive_async(self._plan(args, kwargs))
 
+    @said_takes
     async def resume(  # type: ignore[override]
         self, run_id: str, /, *, inputs: dict[str, Any] | None = None, **overrides: Any
     ) -> Run[R]:
         plan = self._plan((), {}, resume_id=run_id, overrides=overrides, inputs=inputs)
         return await drive_async(plan)
 
+    @said_takes
     async def fork(  # type: ignore[override]
         self,
         run_id: str,

@@ -40,7 +40,7 @@ from .common import (
 from .forkat import at_advice, position
 from .howto import GUESSES, guessed
 from .refused import refused_artifact, refused_change, restart_line
-from .unknown import left_out, near_command, one_run, unknown_option
+from .unknown import left_out, near_command, no_value, one_run, unknown_option
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
@@ -93,8 +93,9 @@ class _Parser(argparse.ArgumentParser):
             message += f"; to do that: {guessed(guess[2], self.typed)}"
         elif guess:
             message += near_command(guess[2], self, self.typed)
-        told = unknown_option(message, self.typed, self) or one_run(message, self.typed, self) or _dashed(message, self.typed, self._command())
-        super().error(message + left_out(message, self) + (told or at_advice(message, self.typed)))
+        told = unknown_option(message, self.typed, self) or one_run(message, self.typed, self)
+        told = told or at_advice(message, self.typed) or _dashed(message, self.typed, self._command())
+        super().error(message + left_out(message, self) + told)
 
     def _command(self) -> argparse.ArgumentParser:
         """The parser of the command typed (the top one reports the words
@@ -111,10 +112,8 @@ def _dashed(message: str, typed: Sequence[str], parser: argparse.ArgumentParser)
     argparse takes for an option: "required: RUN" alone did not say."""
     options = parser._option_string_actions
     takes_run = any(a.metavar == "RUN" for a in parser._actions)
-    needs = re.search(r"argument (--[\w-]+)(?:/-\w)?: expected one argument", message)
-    if needs and needs[1] in typed[:-1]:
-        value = typed[list(typed).index(needs[1]) + 1]
-        return f"; if {value} is its value: {program()} {shell_words(*typed)}" if value[:1] == "-" else ""
+    if valued := no_value(message, typed, parser):
+        return valued
     if not takes_run or not re.search(r"required: RUN|unrecognized arguments", message):
         return ""
     stray = [w for w in typed if w[:1] == "-" and w.split("=")[0] not in options and w != "--"]

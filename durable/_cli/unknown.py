@@ -106,3 +106,22 @@ def one_run(message: str, typed: Sequence[str], parser: argparse.ArgumentParser)
         return ""
     each = [shell_words(*words[:at], run, *words[at + 1 :]) for run in (words[at], *extra)]
     return f"; {command.prog} takes one run id, a command each: " + "; ".join(f"{program()} {w}" for w in each)
+
+
+def no_value(message: str, typed: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """"; ..." for an option given without its value: the line with one
+    (`durable show r1 --html FILE`), or, when the word after it starts
+    with `-`, the line that gives that word as its value. argparse said
+    only "expected one argument"."""
+    needs = re.search(r"argument (--[\w-]+)(?:/-\w)?: expected one argument", message)
+    if not needs:
+        return ""
+    typed = list(typed)
+    given = typed.index(needs[1]) if needs[1] in typed else len(typed)
+    if given + 1 < len(typed):
+        value = typed[given + 1]
+        return f"; if {value} is its value: {program()} {shell_words(*typed)}" if value[:1] == "-" else ""
+    action = parser._option_string_actions.get(needs[1])
+    what = (action.metavar if action is not None and isinstance(action.metavar, str) else None) or "VALUE"
+    line = [*typed[: given + 1], what, *typed[given + 1 :]]
+    return f"; {needs[1]} takes {what}: {program()} {shell_words(*line)}"

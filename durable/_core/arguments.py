@@ -294,7 +294,10 @@ def derive_run_id(
                 f"the run_id= function of {workflow} raised TypeError: {e}; it is called as "
                 f"the workflow is, with its arguments in order: ({shown}). Nothing was run"
             ) from e
-        return check_key_part("run id", made)
+        try:
+            return check_key_part("run id", made)
+        except ConfigurationError as e:  # an id nobody typed: say what made it
+            raise ConfigurationError(f"the run_id= function of {workflow}, given this call's arguments, gave {e}") from None
     if chosen is not None:
         return check_key_part("run id", chosen)
     try:

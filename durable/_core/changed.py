@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errortext import preview_of
+from .._errortext import NOT_AS_LEFT, preview_of
 from .._storage.records import INPUT_KIND, StepRecord
 from .content import Undigestable, content_of
 from .identity import is_token, value_digest
@@ -28,12 +28,15 @@ def arguments_changed(
         shown = [preview_of(a, 60) for a in call[0]]
         shown += [f"{k}={preview_of(v, 60)}" for k, v in call[1].items()]
         now_called = f"called now as {rec.name}({', '.join(shown)}); "
+    # What the step writes that another reads, which a replay cannot redo, is
+    # the likelier cause when there is one (nothing edited, a new process): first.
+    written = _written(rec.name)
     return (
-        f"arguments changed: {now_called}the record was made by a call with other "
+        (f"{written}. Or its " if written else "")
+        + f"arguments changed: {now_called}the record was made by a call with other "
         f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
         + (_IN_PLACE if call is not None and any(map(_changeable, _values(call))) else "")
         + (_per_process(_values(call)) if call is not None else "")
-        + _written(rec.name)
         + _named(rec.name)
     )
 
@@ -57,9 +60,9 @@ def _written(name: str) -> str:
     if not names:
         return ""
     return (
-        f". Or {', '.join(names)}, which {name} writes and another step reads, is not as "
+        f"{', '.join(names)}, which {name} writes and another step reads, {NOT_AS_LEFT} "
         f"{name} left it (in a new process, as the import made it): a replay cannot redo "
-        "that write (fail closed). Return the new state from the step and pass it on instead"
+        "that write (fail closed); return the new state from the step and pass it on instead"
     )
 
 
