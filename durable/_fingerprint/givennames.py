@@ -25,6 +25,7 @@ from .lookups import (
     _finds_modules,
     _helper_finds,
     attribute_modules,
+    data_strings,
 )
 from .modfiles import UNTOLD
 from .nodes import walk
@@ -91,30 +92,23 @@ def _strings(values: object, budget: int = 4096) -> tuple[str, ...]:
     a configuration object's fields, slots included), of a namespace
     (`args.tool`) and the items of any mapping; past `budget` items, or a
     mapping that cannot give its items, `UNTOLD`."""
-    found: list[str] = []
-    todo, seen = [values], set()
-    while todo:
-        if budget == 0:  # a string left unread may name a module: changed (fail closed)
-            return (*found, UNTOLD)
-        item, budget = todo.pop(), budget - 1
-        if isinstance(item, str):
-            found.append(item)
-        elif isinstance(item, dict):
-            todo.extend([*item.keys(), *item.values()])
-        elif isinstance(item, (tuple, list, set, frozenset)):
-            todo.extend(item)
-        elif id(item) in seen:
-            continue  # an object holding itself, or held twice, is read once
-        elif isinstance(item, Mapping):  # a ChainMap, a read-only proxy, Hydra's DictConfig
+    seen: set[int] = set()
+
+    def held(item: object) -> list[object] | None:
+        if id(item) in seen:
+            return None  # an object holding itself, or held twice, is read once
+        if isinstance(item, Mapping):  # a ChainMap, a read-only proxy, Hydra's DictConfig
             seen.add(id(item))
             try:
-                todo.extend([*item.keys(), *item.values()])
+                return [*item.keys(), *item.values()]
             except Exception:  # a value it cannot give (an interpolation): unread, changed
-                return (*found, UNTOLD)
-        elif user_class(type(item)) or _namespace(type(item)):
+                raise LookupError from None
+        if user_class(type(item)) or _namespace(type(item)):
             seen.add(id(item))
-            todo.extend(_attributes(item))
-    return tuple(found)
+            return _attributes(item)
+        return None
+
+    return data_strings(values, budget, held)
 
 
 def _namespace(cls: type) -> bool:

@@ -34,7 +34,7 @@ import inspect
 import os
 import sys
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
@@ -142,9 +142,13 @@ def _helper_finds(obj: object) -> bool:
     return _names_finder(code)
 
 
-def data_strings(obj: object, budget: int = 4096) -> tuple[str, ...]:
+def data_strings(
+    obj: object, budget: int = 4096, held: Callable[[object], Iterable[object] | None] | None = None
+) -> tuple[str, ...]:
     """The strings in plain data (`MODS = {"p": "plugmod"}`), at most
-    `budget` items looked at; past it, `UNTOLD` too (`whole_modules`)."""
+    `budget` items looked at; past it, `UNTOLD` too (`whole_modules`).
+    `held`: what another item holds, to look through too (None: nothing);
+    an item that cannot tell raises LookupError: `UNTOLD` too."""
     found: list[str] = []
     todo = [obj]
     while todo:
@@ -157,6 +161,11 @@ def data_strings(obj: object, budget: int = 4096) -> tuple[str, ...]:
             todo.extend([*item.keys(), *item.values()])
         elif isinstance(item, _DATA):
             todo.extend(item)
+        elif held is not None:
+            try:
+                todo.extend(held(item) or ())
+            except LookupError:
+                return (*found, UNTOLD)
     return tuple(found)
 
 
