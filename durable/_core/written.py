@@ -15,6 +15,7 @@ import types
 from typing import Any
 
 from .._fingerprint.changers import drawn, is_queue
+from .._fingerprint.hiddenrng import hidden_state
 from .._fingerprint.reach import target_of
 from .._fingerprint.stepstate import state_logged, state_written
 from .._fingerprint.userclasses import users_class
@@ -88,6 +89,8 @@ def _content(value: object) -> str:
     """`value`'s digest; for a class (`Cfg.mode = "fast"` in a step), with
     the data its attributes hold now: its own digest is its code and its
     `class` statement as written, the same before and after the write."""
+    if (state := hidden_state(value)) is not None:  # `random` of a step's `random.seed(x)`: its generator
+        return value_digest(state)
     digest = value_digest(value)
     if is_token(digest):
         return digest

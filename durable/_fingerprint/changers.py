@@ -24,6 +24,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from .hiddenrng import hidden_write
 from .userclasses import users_class
 
 # Methods that change a list, dict, set, deque, Counter, OrderedDict or
@@ -168,8 +169,11 @@ def library_object(value: object) -> bool:
 
 def library_write(call: ast.Call, globs: Mapping[str, Any], logs: bool) -> str | None:
     """The global whose library object `call` changes (`library_changes`):
-    `RNG.random()`, `MODEL.fit(X)`, `next(IT)`; None for another call. Not
+    `RNG.random()`, `MODEL.fit(X)`, `next(IT)`, a library's hidden generator
+    (`hiddenrng`: `random.seed(x)`); None for another call. Not
     an append when not `logs` (a log, `stepstate.state_logged`)."""
+    if (hidden := hidden_write(call, globs)) is not None:  # `random.seed(x)`, `np.random.rand()`
+        return hidden
     func = call.func
     if isinstance(func, ast.Name) and func.id == "next" and call.args and isinstance(call.args[0], ast.Name):
         name, attr = call.args[0].id, "__next__"

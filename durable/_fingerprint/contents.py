@@ -28,7 +28,7 @@ from .outsidevalues import (
     items_tokens,
     outside_tokens,
 )
-from .ownpath import bound_again, chosen_outside, class_made_by
+from .ownpath import bound_again, bound_in_places, chosen_outside, class_made_by
 from .reach import code_objects, identity_of
 from .singletons import closure_instances, kept_instances
 from .unseen import unseen_change, unseen_part
@@ -183,7 +183,8 @@ def module_state(module: types.ModuleType) -> str | None:
 
 
 def bound_part(
-    key: str, name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None, cls: type | None = None
+    key: str, name: str, obj: object, namespace: Mapping[str, Any], checked_file: str | None, cls: type | None = None,
+    places: bool = False,
 ) -> dict[str, str]:
     """Which function a name holds now, by its identity, when several statements bind it (`h = h1` ... `h = h2`),
     one chooses it by what it reads from the environment or a file (`{"a": t7, "b": t5}[os.environ["MODE"]]`),
@@ -191,10 +192,25 @@ def bound_part(
     `Scorer.key = f`, which any code may set): the statements read each, so counted by them alone, a call
     after `h = h2`, or under another flag, was served what `h1` gave."""
     elsewhere = cls is not None or bound_again(name, namespace, checked_file) or witnessed(changed_elsewhere, namespace, name)
+    elsewhere = elsewhere or (places and bound_in_places(name, namespace, checked_file))  # `places`: inside `try` too
     if not elsewhere and not chosen_outside(name, namespace, checked_file):
         return {}
-    return {"bound:" + key: witnessed(identity_of, obj)}
+    # A module by its name (`import json as ser` ... `import pickle as ser`; `try: import orjson as js`).
+    held = f"module:{obj.__name__}" if isinstance(obj, types.ModuleType) else witnessed(identity_of, obj)
+    return {"bound:" + key: held}
 
+
+def held_part(
+    key: str, name: str, namespace: Mapping[str, Any], checked_file: str | None, module: bool = False
+) -> dict[str, str]:
+    """`bound_part` for a name of the user's module holding a library's module, function or class
+    (`ser` of a step's `ser.dumps(x)`, `f` of `from json import dumps as f` ... `from pickle import
+    dumps as f` under a flag): its statements and the library's code read the same whichever ran.
+    `module`: only a module (the head of `ser.dumps`; `Cfg.LIMIT` counts by its class)."""
+    obj = witnessed(namespace.get, name, _MISSING)
+    if not isinstance(obj, types.ModuleType) and (module or not callable(obj)):
+        return {}
+    return bound_part(key, name, obj, namespace, checked_file, places=True)
 
 
 def _running_tokens(obj: object, looped: bool = False) -> list[str] | None:

@@ -85,3 +85,32 @@ def definitions(fn: types.FunctionType) -> list[ast.AST]:
     code = fn.__code__
     src = source_of(code.co_filename, fn.__globals__)
     return find_definitions(code, src) if src.tree is not None and runs_this_source(code, src, fn.__globals__) else []
+
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# A property whose code does more than hand back one of the object's attributes.
+UNTOLD = object()
+
+
+def member_of(obj: object, attr: str) -> object:
+    """What a use of `obj.attr` reaches, read without running code: a property
+    handing back one of its attributes (`return self._store`) as that attribute
+    (`SVC.store.remember(x)` changes what `SVC._store` holds); `UNTOLD` for
+    another property."""
+    found = inspect.getattr_static(obj, attr, None)
+    if not isinstance(found, property):
+        return found
+    fn = found.fget
+    defs = definitions(fn) if isinstance(fn, types.FunctionType) else []
+    if len(defs) != 1 or not isinstance(defs[0], _FUNCS):
+        return UNTOLD
+    body = [s for s in defs[0].body if not _docstring(s)]
+    params = [*defs[0].args.posonlyargs, *defs[0].args.args]
+    value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) and params else None
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == params[0].arg:
+        return inspect.getattr_static(obj, value.attr, UNTOLD)
+    return UNTOLD
+
+
+def _docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)

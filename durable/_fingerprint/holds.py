@@ -149,15 +149,15 @@ def module_callables(module: types.ModuleType) -> list[object]:
     return held_callables([v for k, v in list(vars(module).items()) if not k.startswith("__")])
 
 
-def whole_module(module: types.ModuleType) -> tuple[list[object], str]:
+def whole_module(module: types.ModuleType, reached: list[object]) -> str:
     """A module used as a whole, not only through names (any of it may
-    run): the callables it holds and the hash of its statements."""
-    reached = witnessed(module_callables, module)
+    run): the hash of its statements; the callables it holds go to `reached`."""
+    reached.extend(witnessed(module_callables, module))
     witnessed(module_class_code, module)  # its classes' running code, besides its text
     found = module_statements(vars(module))
     whole = witnessed(fallback_tokens, module) if found is None else list(map(node_hash, found))
     state = witnessed(module_state, module)  # `K = 2` between two calls
-    return reached, hash_tokens(whole if state is None else [*whole, state])
+    return hash_tokens(whole if state is None else [*whole, state])
 
 
 def dispatched(fn: object) -> tuple[object, ...]:

@@ -16,12 +16,12 @@ import ast
 import inspect
 import types
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import Any
 
-from .heldobjects import bound_in, definitions, mine
+from .heldobjects import UNTOLD, bound_in, definitions, member_of, mine
 from .localbound import bound_locals
 from .nodes import walk
-from .selfchanges import SHOWS, blind, changes, name_of
+from .selfchanges import SHOWS, blind, changes, name_of, printed_names
 from .selffills import fills as _fills
 from .stepreach import reached
 from .userclasses import users_class
@@ -30,6 +30,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What reads an object whole without changing it, handed `self`: `asdict(self)`.
 _WHOLE = SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"})
 _Uses = tuple[frozenset[str], frozenset[str]] | None  # (changed, read) attributes; None: any
+_MISSING = object()
 
 
 def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple[int, str]] | None = None) -> dict[str, frozenset[str] | None]:
@@ -83,6 +84,8 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
             _parted(found, name, value, above.attr, globs)
         # What its method changes of another object of the module (`SVC.go(x)` doing `STORE.remember(x)`).
         for other, attrs in _beyond(node, parents, globs, set() if seen is None else seen, value).items():
+            _add(found, other, attrs)
+        for other, attrs in _through(node, parents, globs, value).items():  # `SVC.store.remember(x)`: STORE
             _add(found, other, attrs)
     return found
 
@@ -167,6 +170,23 @@ def _beyond(node: ast.Name, parents: Mapping[int, ast.AST], globs: Mapping[str, 
     return object_writes(definitions(fn), globs, seen)
 
 
+def _through(node: ast.Name, parents: Mapping[int, ast.AST], globs: Mapping[str, Any],
+             obj: object) -> dict[str, frozenset[str] | None]:  # fmt: skip
+    """The other globals holding the object of yours that `G.part.m(...)` calls
+    `m` of (`SVC.store.remember(x)`, `STORE` of `SVC = Service(STORE)`): with
+    what `m` changes of it."""
+    above = parents.get(id(node))
+    up = parents.get(id(above))
+    call = parents.get(id(up))
+    if not (isinstance(above, ast.Attribute) and isinstance(up, ast.Attribute) and isinstance(call, ast.Call) and call.func is up):
+        return {}
+    part = member_of(obj, above.attr)
+    if not mine(part):
+        return {}
+    uses = _uses(type(part), up.attr, set())
+    return {k: None if uses is None else uses[0] for k, v in list(globs.items()) if v is part}
+
+
 def _called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
     """What the methods of `obj` that the use `node` of it calls change and
     read: `G.m(...)`; its dunders, `G(x)`, `G << x`, `with G:`; a method of
@@ -176,10 +196,10 @@ def _called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
         up = parents.get(id(above))
         if isinstance(up, ast.Call) and up.func is above:
             return _uses(type(obj), above.attr, set())
-        part = inspect.getattr_static(obj, above.attr, None)
+        part = member_of(obj, above.attr)  # `SVC.store` of a property returning `self._store`
         call = parents.get(id(up))
-        if isinstance(up, ast.Attribute) and isinstance(call, ast.Call) and call.func is up and users_class(type(part)):
-            inner = _uses(type(part), up.attr, set())
+        if isinstance(up, ast.Attribute) and isinstance(call, ast.Call) and call.func is up and (part is UNTOLD or users_class(type(part))):
+            inner = None if part is UNTOLD else _uses(type(part), up.attr, set())
             return None if inner is None else (frozenset({above.attr} if inner[0] else ()), frozenset())
         return frozenset(), frozenset()
     names: list[str] = []
@@ -230,7 +250,7 @@ def _held(globs: Mapping[str, Any], name: str) -> bool:
 def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
     """Whether `d` may read one of `attrs` of `obj`, the global `name` holds."""
     parts = {id(a.value): a for a in walk(d) if isinstance(a, ast.Attribute)}
-    shown = {id(n) for c in walk(d) if _prints(c) for n in _shown(c)}
+    shown = printed_names(d)
     for n in walk(d):
         if not (isinstance(n, ast.Name) and n.id == name) or id(n) in shown:
             continue
@@ -241,17 +261,6 @@ def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> boo
         if part.attr in attrs or uses is None or uses[1] & (attrs | {"*"}):
             return True
     return False
-
-
-def _prints(node: ast.AST) -> TypeGuard[ast.Call]:
-    """`print(...)` to the terminal: what it shows is no step's result."""
-    return isinstance(node, ast.Call) and name_of(node.func) == "print" and isinstance(node.func, ast.Name) and not node.keywords
-
-
-def _shown(call: ast.Call) -> list[ast.AST]:
-    """The names `print` is handed whole, or in an f-string (`f"{OBJ}"`)."""
-    values = [v.value for a in call.args if isinstance(a, ast.JoinedStr) for v in a.values if isinstance(v, ast.FormattedValue)]
-    return [a for a in [*call.args, *values] if isinstance(a, ast.Name)]
 
 
 def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
@@ -280,6 +289,8 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
     if changed is None:
         return None
     for other in called:
+        if inspect.getattr_static(cls, other, _MISSING) is _MISSING:
+            return None  # what the object holds (`self.ops["add"](x)`): its own bound method, maybe
         more = _uses(cls, other, seen)
         if more is None:
             return None
@@ -304,7 +315,8 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
         if not (isinstance(part, ast.Attribute) and part.value is n):
             return None, read, called  # `self` handed on or aliased (`type(self).a.append(x)`): any of it
         above = parents.get(id(part))
-        if isinstance(above, ast.Call) and above.func is part:
+        held = isinstance(above, ast.Subscript) and isinstance(call := parents.get(id(above)), ast.Call) and call.func is above
+        if (isinstance(above, ast.Call) and above.func is part) or held:  # `self.ops["add"](x)` too
             called.add(part.attr)
         elif changes(part, parents, globs) and not _fills(part, parents, me):
             if part.attr.startswith("__"):

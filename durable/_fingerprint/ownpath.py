@@ -16,6 +16,7 @@ from ..errors import ConfigurationError
 from .bindings import binding_statements
 from .callsonly import calls_of
 from .canon import name_chains
+from .inplace import run_now
 from .outside import reads_outside
 from .passes import per_pass
 from .values import PATH_TYPES, plain_tokens
@@ -73,6 +74,14 @@ def bound_again(name: str, namespace: Mapping[str, Any], checked_file: str | Non
     return sum((_binds_whole(s, name) and _names(s, name)) or _unpacks(s, name) for s in found) > 1
 
 
+def bound_in_places(name: str, namespace: Mapping[str, Any], checked_file: str | None = None) -> bool:
+    """Whether `name` is bound in more than one place, counting those inside an `if` or `try` (`try:
+    import orjson as js` / `except ImportError: import json as js`): which ran decides, the installed
+    library, not the statement, the same text whichever ran."""
+    found = binding_statements(name, namespace, checked_file) or []
+    return sum(_binds_here(n, name) for s in found for n in run_now(s)) > 1
+
+
 @per_pass  # asked for each way a name is reached
 def chosen_outside(name: str, namespace: Mapping[str, Any], checked_file: str | None) -> bool:
     """Whether statements other than its own `def` (or an import, whose
@@ -83,6 +92,14 @@ def chosen_outside(name: str, namespace: Mapping[str, Any], checked_file: str | 
 
 
 _OWN_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def _binds_here(node: ast.AST, name: str) -> int:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return sum((a.asname or a.name.partition(".")[0]) == name for a in node.names)
+    if isinstance(node, ast.Name):
+        return isinstance(node.ctx, ast.Store) and node.id == name
+    return isinstance(node, _OWN_DEFS[:3]) and node.name == name
 
 
 def _unpacks(stmt: ast.AST, name: str) -> bool:

@@ -40,7 +40,7 @@ from .canon import (
     uses_itself,
 )
 from .codecnames import named_codecs
-from .contents import bound_part, class_attribute_part, contents_part
+from .contents import bound_part, class_attribute_part, contents_part, held_part
 from .elsewhere import attribute_changed_elsewhere, elsewhere_of
 from .handedpart import handed_part
 from .holds import class_code, foreign_members, held_callables, user_class, whole_module
@@ -118,6 +118,8 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
             head = chain[0]  # `cfg.MODE` after a module-level `cfg.set_mode("slow")`
             if scope is not module and scope.user and changed_apart(head, globs, code.co_filename):
                 out.parts["global:" + head] = _bound(head, globs.get(head), module, out)
+            if scope is not module:  # `ser.dumps` of `import json as ser` ... `import pickle as ser`
+                out.parts.update(held_part(head, head, globs, code.co_filename, module=True))
         else:
             continue
         if path not in done:
@@ -131,7 +133,7 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
         elif attr:  # `locate("plugmod.run")`
             _count((attr,), vars(whole).get(attr, _MISSING), _Scope(vars(whole), True), False, out, key)
         else:
-            _whole_module(key, whole, out)  # `globals()[name]`, `sys.modules[__name__]`
+            out.parts["module:" + key] = whole_module(whole, out.reached)  # `globals()[name]`, `sys.modules[__name__]`
     out.parts.update(doc_parts(chains_of(tuple(nodes)), globs, names))  # `helper.__doc__`
     for key, sub, home in subclasses_read(fn, tuple(nodes), chains_of(tuple(nodes)), globs, names):
         _count((sub.__name__,), sub, _Scope(home, True), False, out, key)  # as if named
@@ -180,7 +182,7 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
         if scope.user or (scope.cls is not None and not out.inside):  # `h = h2`; `Cls.key = staticmethod(two)`
             out.parts.update(bound_part(key, path[-1], obj, scope.namespace, scope.checked_file, scope.cls))
     elif isinstance(obj, types.ModuleType) and witnessed(user_module, obj):
-        _whole_module(key, obj, out)  # `getattr(helpers, name)`
+        out.parts["module:" + key] = whole_module(obj, out.reached)  # `getattr(helpers, name)`
     elif (replaced := witnessed(replaced_module, obj)) is not None:
         # `import settings` of a module that put an object in its place: its class, as if named.
         _count((replaced.__name__,), replaced, _Scope(home_of(replaced), True), False, out, key + ".")
@@ -190,14 +192,10 @@ def _count(path: tuple[str, ...], obj: Any, scope: _Scope, rebound: bool, out: A
             out.parts.update({} if out.inside else class_attribute_part(key, scope.cls, obj))
         else:
             _global(key, path[-1], obj, scope, out, None if runs is None else runs or not via)
+            out.parts.update(held_part(key, path[-1], scope.namespace, scope.checked_file))  # `f` of `from json import dumps as f`
             libraries = [obj.__name__] if isinstance(obj, types.ModuleType) else []
             out.parts.update(library_parts(scope.namespace, libraries))
             into.extend(library_code(libraries))  # `series.geo` of a `register_series_accessor`
-
-
-def _whole_module(key: str, module: types.ModuleType, out: Analysis) -> None:
-    reached, out.parts["module:" + key] = whole_module(module)
-    out.reached.extend(reached)
 
 
 def _global(key: str, name: str, obj: object, scope: _Scope, out: Analysis, direct: bool | None = True) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from .changers import MUTATORS, library_writer
 from .inplace import READERS
+from .nodes import walk
 from .userfiles import is_user_file
 
 # Calls reading what they are handed, changing nothing of it: `sum(self.items)`.
@@ -85,3 +86,11 @@ def _may_change(func: ast.AST, globs: Mapping[str, Any]) -> bool:
 def name_of(func: ast.AST) -> str:
     """`f` of `f(...)` or of `mod.f(...)`."""
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def printed_names(d: ast.AST) -> set[int]:
+    """The ids of the names `d` prints whole, or in an f-string (`f"{OBJ}"`),
+    to the terminal: what it shows is no step's result."""
+    calls = [c for c in walk(d) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "print" and not c.keywords]
+    values = [v.value for c in calls for a in c.args if isinstance(a, ast.JoinedStr) for v in a.values if isinstance(v, ast.FormattedValue)]
+    return {id(a) for a in [*(a for c in calls for a in c.args), *values] if isinstance(a, ast.Name)}

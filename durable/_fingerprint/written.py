@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .changers import LOGS, MUTATORS, library_write
+from .hiddenrng import hidden_write
 from .inplace import LOOKS, READERS, roots
 from .localbound import bound_locals
 from .nodes import walk
@@ -193,9 +194,11 @@ def drawn_in(defs: list[ast.AST], globs: Mapping[str, Any]) -> frozenset[str]:
     """The globals holding a library's object that `defs` change by a call
     (`changers.library_write`: `RNG.random()`, `next(IT)`, `MODEL.fit(X)`):
     what the call gives depends on what it changes, so a later call of the
-    same step reads what this one left."""
+    same step reads what this one left. Not a library's hidden generator
+    (`random.random()`): a step drawing once from a seeded one replays what an
+    uninterrupted run drew; another step drawing after it reads it."""
     calls = (n for fn in defs for n in walk(fn) if isinstance(n, ast.Call))
-    return frozenset(filter(None, (library_write(c, globs, False) for c in calls)))
+    return frozenset(filter(None, (library_write(c, globs, False) for c in calls if hidden_write(c, globs) is None)))
 
 
 def _in_place(call: ast.Call) -> bool:

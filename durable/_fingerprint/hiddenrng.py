@@ -1,0 +1,122 @@
+"""The hidden generator of random numbers behind a library's module-level
+functions (`random.random()`, `random.seed(x)`, `np.random.rand()`): a
+global state the module's name stands for. A step seeding it, or drawing
+from it in a program that seeds it, changes what the next draw gives, and
+a replay does not draw again: resumed in a new process, the next step drew
+from an unseeded generator, or drew the first value of the seeded one (844
+where an uninterrupted run drew 758). A program that never seeds it draws
+anew in every run anyway: no value of it can be stale, and its draws are
+no writes (a workflow using `random` unseeded resumes as before).
+
+Pure standard library (numpy told by its names: durable never imports it)."""
+
+from __future__ import annotations
+
+import ast
+import random
+import sys
+import types
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from .nodes import walk
+from .source import source_of
+
+
+def hidden_write(call: ast.Call, globs: Mapping[str, Any]) -> str | None:
+    """The global naming the library whose hidden generator `call` seeds, or
+    draws from when the module's code seeds that generator anywhere (at
+    module level, in a step, in the workflow): `random` of `random.seed(x)`,
+    `np` of `np.random.rand()`. None for another call."""
+    head, fn, dotted = _chain(call.func, globs)
+    generator = _generator(fn, dotted)
+    if head is None or generator is None:
+        return None
+    if dotted.rpartition(".")[2] == "seed":
+        return head
+    return head if _seeded(globs, generator) else None
+
+
+def _chain(node: ast.AST, globs: Mapping[str, Any]) -> tuple[str | None, object, str]:
+    """The global a dotted name starts from, what it names through modules
+    (`np.random.rand`), read without running code, and its dotted name from
+    the module on (`numpy.random.rand`, also before `numpy.random` is loaded)."""
+    attrs: list[str] = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in globs:
+        return None, None, ""
+    value = globs[node.id]
+    dotted = value.__name__ if isinstance(value, (types.ModuleType, *_METHODS)) else ""  # `seed` of `from random import seed`
+    for attr in reversed(attrs):
+        dotted = f"{dotted}.{attr}"
+        value = vars(value).get(attr, sys.modules.get(dotted)) if isinstance(value, types.ModuleType) else None
+    return node.id, value, str(dotted)
+
+
+def _generator(fn: object, dotted: str) -> str | None:
+    """`random` or `numpy.random` when `fn` draws from or seeds their hidden
+    generator (`random.randint`, `np.random.rand`, `np.random.seed`)."""
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and owner is getattr(sys.modules.get("random"), "_inst", random):
+        return "random"
+    module, _, name = dotted.rpartition(".")
+    return "numpy.random" if module in _NUMPY and name not in _NUMPY_MAKERS and not name.startswith("_") else None
+
+
+_METHODS = (types.MethodType, types.BuiltinMethodType)
+# What numpy's global functions draw from; what makes a generator of its own draws from no hidden one.
+_NUMPY = frozenset({"numpy.random", "numpy.random.mtrand"})
+_NUMPY_MAKERS = frozenset(
+    "default_rng Generator RandomState SeedSequence BitGenerator MT19937 PCG64 PCG64DXSM Philox SFC64 get_state".split()
+)
+
+
+def _seeded(globs: Mapping[str, Any], generator: str) -> bool:
+    """Whether the module's text calls `seed` of `generator`: by any name
+    (`random.seed`, `seed` of `from random import seed`, `np.random.seed`)."""
+    filename = globs.get("__file__")
+    cells = globs.get("_ih")  # a notebook's cells, run so far
+    if isinstance(filename, str) and source_of(filename, globs).tree is not None:
+        texts = [source_of(filename, globs).text]
+    elif isinstance(cells, list):
+        texts = [c for c in cells if isinstance(c, str)]
+    else:  # no text to read (`python -c`): seeded, as far as anyone can tell
+        return True
+    return any(
+        _generator(fn, dotted) == generator and dotted.rpartition(".")[2] == "seed"
+        for text in texts
+        for node in _seed_calls(text)
+        for _, fn, dotted in [_chain(node, globs)]
+    )
+
+
+@lru_cache(maxsize=256)
+def _seed_calls(text: str) -> tuple[ast.AST, ...]:
+    """What the calls of something named `seed` in the text call."""
+    if "seed" not in text:
+        return ()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):  # a cell of IPython's magics
+        return ()
+    return tuple(
+        n.func for n in walk(tree)
+        if isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", None)) == "seed"
+    )  # fmt: skip
+
+
+def hidden_state(value: object) -> object | None:
+    """What the hidden generator a library's module stands for (`random`,
+    `np`, `np.random`: the names `hidden_write` gives) holds now, for a
+    step's record to hold as its body left it; None for another value."""
+    if not isinstance(value, types.ModuleType):
+        return None
+    home = value.__name__.partition(".")[0]
+    if home == "random":
+        return random.getstate()
+    mtrand = sys.modules.get("numpy.random.mtrand") if home == "numpy" else None
+    generator = getattr(mtrand, "_rand", None)
+    return None if generator is None else generator.get_state()
