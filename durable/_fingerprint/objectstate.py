@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from .heldobjects import bound_in, definitions, mine
+from .kept import shown_only
 from .localbound import bound_locals
 from .nodes import walk
 from .selfchanges import SHOWS, blind, changes, name_of
@@ -294,6 +295,7 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
     read: set[str] = set()
     called: set[str] = set()
     parents = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
+    quiet = shown_only(fn)  # `print(f"{self.n}/{self.total}")`: shown, no read
     for n in walk(fn):
         if not (isinstance(n, ast.Name) and n.id == me and isinstance(n.ctx, ast.Load)):
             continue
@@ -312,6 +314,6 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
             changed.add(part.attr)
             if not blind(part, parents):
                 read.add(part.attr)  # `self.a.pop()`, `fill(self.a)`: what it had may come out
-        else:
+        elif id(n) not in quiet:
             read.add(part.attr)
     return changed, read, called
