@@ -55,6 +55,15 @@ class Client:
         self.calls.append(x)
         return self.cfg["w"] * x"""
 
+CLIENT_FIELD = """CONFIG = {"w": 0}
+@dataclasses.dataclass
+class Client:
+    cfg: dict
+    calls: int = 0
+    def get(self, x):
+        self.calls += 1
+        return self.cfg["w"] * x"""
+
 
 def _memo(use: str) -> str:
     return f"""_CACHE = {{}}
@@ -78,6 +87,7 @@ CASES = {
 }
 SAME = {
     "client": (CLIENT, "Client(CONFIG).get(x)", "CONFIG['w']"),
+    "client_field": (CLIENT_FIELD, "Client(CONFIG).get(x)", "CONFIG['w']"),
     "memo_read": (_memo("return lookup('a')[0] + x"), "use(x)", "sum(lookup('a'))"),
 }
 
