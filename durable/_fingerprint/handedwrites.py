@@ -18,7 +18,7 @@ from .changers import library_writer
 from .heldobjects import definitions
 from .imports import user_class
 from .inplace import roots
-from .keptwrites import kept_changed
+from .keptwrites import fields_changed, kept_changed
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
@@ -123,6 +123,10 @@ def _kept(cls: type, given: list[tuple[int | str, str]], logs: bool, depth: int)
     fn = user_function(init)
     defs = [d for d in definitions(fn) if isinstance(d, _FUNCS)] if fn is not None else []
     if len(defs) != 1 or fn is None:
+        fields = fields_changed(cls)  # a dataclass's: a field a method changes is what it is handed
+        names, changes = fields if fields is not None else ([], None)
+        if changes is not None:
+            return {n for at, n in given if (names[at] if isinstance(at, int) and at < len(names) else at) in changes}
         return {n for _, n in given} if kept_changed(cls, None) is None or depth >= 8 else set()
     kept = kept_changed(cls, defs[0])
     if kept is None:

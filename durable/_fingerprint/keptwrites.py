@@ -10,6 +10,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -41,6 +42,20 @@ def kept_changed(cls: type, init: ast.AST | None) -> set[str] | None:
     return kept
 
 
+def fields_changed(cls: type) -> tuple[list[str], set[str] | None] | None:
+    """A dataclass's generated `__init__`: the fields it takes, in order,
+    and those a method changes in place (None: any); None for another class."""
+    init = vars(cls).get("__init__")
+    if not (dataclasses.is_dataclass(cls) and isinstance(init, types.FunctionType) and _generated(cls, init)):
+        return None
+    return [f.name for f in dataclasses.fields(cls) if f.init], _changed_in_place(cls)
+
+
+def _generated(owner: type, fn: types.FunctionType) -> bool:
+    """A method `dataclasses` wrote for `owner` (`__init__`, `__repr__`, `__eq__`): no file."""
+    return dataclasses.is_dataclass(owner) and fn.__code__.co_filename == "<string>" and fn.__name__.startswith("__")
+
+
 def _changed_in_place(cls: type) -> set[str] | None:
     """The attributes of `self` the methods of `cls` (its own classes'
     along the MRO) change in place: written into, a changing method called
@@ -50,8 +65,8 @@ def _changed_in_place(cls: type) -> set[str] | None:
     for owner in (c for c in cls.__mro__ if users_class(c)):
         for member in list(vars(owner).values()):
             fn = getattr(member, "__func__", member)
-            if not isinstance(fn, types.FunctionType) or not is_user_code(fn):
-                continue  # a library's, or made by one (a dataclass's `__eq__`): changes no attribute
+            if not isinstance(fn, types.FunctionType) or not is_user_code(fn) or _generated(owner, fn):
+                continue  # a library's, or a dataclass's `__init__`, `__eq__`: changes none in place
             defs = definitions(fn)
             if len(defs) != 1 or not isinstance(defs[0], _FUNCS):
                 return None
