@@ -13,6 +13,8 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import hashlib
+import os
 import sys
 import types
 from collections.abc import Mapping
@@ -36,12 +38,13 @@ _Named = tuple[tuple[types.ModuleType | None, str, object], ...]
 
 
 def finds_by_name(fn: types.FunctionType) -> bool:
-    """Whether `fn` looks modules up by a name that is no constant of its
-    code, itself or through a function of the user's it names; a function
+    """Whether `fn` looks modules up by a name (or loads one from a path,
+    `_BY_PATH`) that is no constant of its code, itself or through a
+    function of the user's it names; a function
     whose source cannot be read, and that names a finder, may (fail closed)."""
     code, globs = fn.__code__, fn.__globals__
     names = {n for co in code_objects(code) for n in co.co_names}
-    finders = {n for n in names if n in _FINDERS or _finds_modules((n,), globs) or _helper_finds(globs.get(n))}
+    finders = {n for n in names if n in _FINDERS or n in _BY_PATH or _finds_modules((n,), globs) or _helper_finds(globs.get(n))}
     if "modules" in names and "sys" in names:
         finders.add("modules")
     if _ENTRY in names:  # the name it selects, among a constant group's, is data (fail closed)
@@ -82,8 +85,27 @@ def argument_modules(values: object, entries: bool = False) -> _Named:
     data = _strings(values)
     if entries:
         data = (*data, *_entry_values(data))
-    found = attribute_modules(_data_texts(data, True))
+    found = (*attribute_modules(_data_texts(data, True)), *_source_files(data))
     return (*found, (None, "", UNTOLD)) if UNTOLD in data else found
+
+
+# Loaders of a module from a file's path (`spec_from_file_location(name, path)` then
+# `exec_module`, `runpy.run_path(path)`): the code that runs is the file's text.
+_BY_PATH = frozenset({"spec_from_file_location", "run_path", "SourceFileLoader"})
+
+
+def _source_files(data: tuple[str, ...]) -> tuple[tuple[None, str, object], ...]:
+    """(None, path, its text's digest) for each string naming a Python
+    source file (`"plugins/p.py"`), as for a module whose file does work at
+    import: the plugin edited, the call is another."""
+    found = []
+    for text in dict.fromkeys(t for t in data if t.endswith((".py", ".pyw")) and len(t) < 4096):
+        try:
+            with open(text, "rb") as f:
+                found.append((None, os.path.abspath(text), hashlib.sha256(f.read()).hexdigest()))
+        except OSError:  # none there: what it would load is not that file's (none, or another path)
+            continue
+    return tuple(found)
 
 
 def _strings(values: object, budget: int = 4096) -> tuple[str, ...]:
@@ -95,6 +117,8 @@ def _strings(values: object, budget: int = 4096) -> tuple[str, ...]:
     seen: set[int] = set()
 
     def held(item: object) -> list[object] | None:
+        if isinstance(item, os.PathLike):  # `Path("plugins/p.py")`
+            return [str(os.fspath(item))]
         if id(item) in seen:
             return None  # an object holding itself, or held twice, is read once
         if isinstance(item, Mapping):  # a ChainMap, a read-only proxy, Hydra's DictConfig

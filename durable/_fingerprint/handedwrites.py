@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .changers import library_writer
+from .heldobjects import definitions
 from .imports import user_class
 from .inplace import roots
+from .keptwrites import fields_changed, kept_changed
 from .nodes import walk
 from .reach import is_user_code
 from .source import find_definitions, runs_this_source, source_of
@@ -47,9 +49,13 @@ def handed_writes(node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: in
             found.update(name for _, name in given)
             continue
         try:  # a proxy's attributes may raise anything: not told
-            told = _definition(func, node, globs) if given else None
+            made = _made(func, globs) if given else None
+            told = _definition(func, node, globs) if given and made is None else None
         except Exception:
-            told = [], globs, 0
+            made, told = None, ([], globs, 0)
+        if made is not None:  # `Box(LOG)`: what its `__init__` changes, or keeps for a method to change
+            found.update(_kept(made, given, logs, depth))
+            continue
         if told is None:  # a library's: one changing the list handed to it first writes it, or
             # one handed a function of yours writing a parameter (`pool.submit(add, LOG, x)`)
             runs = _runs_a_writer(call, node, globs, logs, depth)
@@ -101,6 +107,36 @@ def _changed(defs: _Defs, space: Mapping[str, Any], logs: bool, depth: int) -> s
     """What the function `defs` holds writes, by another name bound to it, a
     part of it or a shallow copy sharing its parts, or handed on."""
     return through_names(defs[0], set(written_in(list(defs), logs) | handed_writes(defs[0], space, logs, depth + 1)), logs)
+
+
+def _made(func: ast.AST, globs: Mapping[str, Any]) -> type | None:
+    """The class of the user's a call constructs (`Box(LOG)`), if it does."""
+    cls = resolved(func, globs)
+    return cls if isinstance(cls, type) and user_class(cls) else None
+
+
+def _kept(cls: type, given: list[tuple[int | str, str]], logs: bool, depth: int) -> set[str]:
+    """Those of `given` (a place in the call, the global there) the
+    constructor of `cls` changes or keeps on `self` for a method to change
+    (`keptwrites`); any where its code cannot be read."""
+    init = next((vars(c)["__init__"] for c in cls.__mro__ if "__init__" in vars(c)), None)
+    fn = user_function(init)
+    defs = [d for d in definitions(fn) if isinstance(d, _FUNCS)] if fn is not None else []
+    if len(defs) != 1 or fn is None:
+        fields = fields_changed(cls)  # a dataclass's: a field a method changes is what it is handed
+        names, changes = fields if fields is not None else ([], None)
+        if changes is not None:
+            return {n for at, n in given if (names[at] if isinstance(at, int) and at < len(names) else at) in changes}
+        return {n for _, n in given} if kept_changed(cls, None) is None or depth >= 8 else set()
+    kept = kept_changed(cls, defs[0])
+    if kept is None:
+        return {n for _, n in given}
+    args = defs[0].args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+    changed = kept | _changed(defs, fn.__globals__, logs, depth)
+    star = {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    at_param = {at: params[at] if isinstance(at, int) and at < len(params) else at for at, _ in given}
+    return {n for at, n in given if at_param[at] in changed or (at_param[at] not in params and star & changed)}
 
 
 def _runs_a_writer(call: ast.Call, node: ast.AST, globs: Mapping[str, Any], logs: bool, depth: int) -> bool:

@@ -16,6 +16,10 @@ from .changers import MUTATORS
 from .doers import changes_by_making
 from .doers import doer as _doer
 from .nodes import children, walk
+from .parts import PARTS as _PARTS
+from .parts import of as _of
+from .parts import part_call as _part_call
+from .parts import roots as roots  # where its users import it from
 
 # Methods that only show or read their object (`df.head()` in a notebook
 # cell, `logger.info(...)`): a call of one changes nothing a step reads.
@@ -30,23 +34,7 @@ LOOKS = frozenset(  # ... and `inspect.signature(fetch)`, which reads a step, ch
 READERS = frozenset("print display len repr str ascii format type id hash isinstance int float "
                     "bool abs round help dir callable issubclass".split())  # fmt: skip
 BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
-_PARTS = frozenset({"get", "setdefault", "values", "items"})  # give a part, not a copy
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def roots(target: ast.AST) -> list[str]:
-    """`X`, `X[k]`, `X.a.b`, `(X, Y)`, `*X`, `X.get(k).a`: the names whose
-    value changes (a part a method returns is no copy)."""
-    while isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)) or _part_call(target):
-        target = target.func.value if isinstance(target, ast.Call) else target.value  # type: ignore[attr-defined]
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for e in target.elts for n in roots(e)]
-    # The object itself, whichever it is: `(log := LOG).append(x)`, `LOG if x else OTHER`, `LOG or []`.
-    either = {ast.NamedExpr: ("target", "value"), ast.IfExp: ("body", "orelse")}.get(type(target), ())
-    parts = target.values if isinstance(target, ast.BoolOp) else [getattr(target, a) for a in either]
-    return [n for e in parts for n in roots(e)]
 
 
 def in_place(stmt: ast.AST) -> bool:
@@ -87,22 +75,13 @@ def passed(call: ast.Call, readers: frozenset[str]) -> list[str]:
     return [n for arg in handed(call, readers) if _given_whole_or_part(arg) for n in roots(arg)]
 
 
-def _part_call(node: ast.AST) -> bool:
-    """`X.get(k)`, `X.setdefault(k, d)`, `X.values()`: a part of `X`."""
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in _PARTS
-    )
-
-
 def _given_whole_or_part(arg: ast.AST) -> bool:
     """`VALUES`, `CFG["m"]`, `CFG.get("m")`, `CFG["m"][0]` passed to a call,
     which may change it in place (`add(CFG["m"], 3)`); not an attribute
     (`logging.INFO`, `os.environ["A"]`: a module's value is no state of
     the module's statements)."""
     while isinstance(arg, ast.Subscript) or _part_call(arg):
-        arg = arg.func.value if isinstance(arg, ast.Call) else arg.value  # type: ignore[attr-defined]
+        arg = _of(arg)
     return isinstance(arg, ast.Name)
 
 

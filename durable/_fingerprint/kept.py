@@ -159,10 +159,10 @@ def only_written(
     calls to (`LOG.append(x)`), whose contents then count for it neither
     (`contents_part`) when the module also changes them (`LOG.clear()`).
     `which=any`: those it writes at least once (`self_filled`). `shown`:
-    a use only shown is no read either (`_shown_only`)."""
+    a use only shown is no read either (`shown_only`)."""
     if len(nodes) != 1 or _reads_unnamed(nodes[0]):
         return _NOTHING
-    quiet = _shown_only(nodes[0]) if shown else frozenset()
+    quiet = shown_only(nodes[0]) if shown else frozenset()
     written: dict[str, list[bool]] = {}
     for name, above in _uses(nodes[0], wanted):
         written.setdefault(name.id, []).append(id(name) in quiet or _writes(name, *above))
@@ -173,7 +173,7 @@ def only_written(
 _LOGGING = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
 
 
-def _shown_only(fn: ast.AST) -> frozenset[int]:
+def shown_only(fn: ast.AST) -> frozenset[int]:
     """The names used only to be shown: in what a statement of its own
     hands to `print` (to the terminal: no `file=`) or to a logger's method
     (`log.info("calls=%d", STATS["calls"])`, `print("took", sum(TIMES))`),

@@ -6,9 +6,8 @@ them (`MEMORY.total()` reading `self.items`, `MEMORY.items`). What a
 method only fills when it is not there yet (a client made on first use,
 `self._client = self._client or make()`; a memo, `if k not in self._memo:
 self._memo[k] = ...`) a fresh object fills again alike: no change. A method
-whose code cannot be read, or handing `self` on whole, may change any.
-
-Pure standard library."""
+whose code cannot be read, or handing `self` on whole, may change any. Pure
+standard library."""
 
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .heldobjects import UNTOLD, bound_in, definitions, member_of, mine
+from .kept import shown_only
 from .localbound import bound_locals
 from .nodes import walk
 from .selfchanges import SHOWS, blind, changes, name_of, printed_names
@@ -305,6 +305,7 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
     read: set[str] = set()
     called: set[str] = set()
     parents = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
+    quiet = shown_only(fn)  # `print(f"{self.n}/{self.total}")`: shown, no read
     for n in walk(fn):
         if not (isinstance(n, ast.Name) and n.id == me and isinstance(n.ctx, ast.Load)):
             continue
@@ -324,6 +325,6 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
             changed.add(part.attr)
             if not blind(part, parents):
                 read.add(part.attr)  # `self.a.pop()`, `fill(self.a)`: what it had may come out
-        else:
+        elif id(n) not in quiet:
             read.add(part.attr)
     return changed, read, called

@@ -48,10 +48,12 @@ def changes(part: ast.Attribute, parents: Mapping[int, ast.AST], globs: Mapping[
 def blind(part: ast.Attribute, parents: Mapping[int, ast.AST]) -> bool:
     """Whether the change of `self.a` hands nothing of what `self.a` held
     back to the method: `self.a = v`, `self.a += v`, `self.a[k] = v`, a
-    statement `self.a.append(v)`. A method changing only so (a progress
+    statement `self.a.append(v)` or `self.a[k].append(v)`. A method changing only so (a progress
     counter, a handler keeping records) reads nothing another step wrote."""
     target: ast.AST = part
     above = parents.get(id(part))
+    while isinstance(above, ast.Subscript) and above.value is target and isinstance(above.ctx, ast.Load):
+        target, above = above, parents.get(id(above))  # an item of it: `self.a[k].append(v)`
     if isinstance(above, ast.Subscript) and above.value is part and isinstance(above.ctx, ast.Store):
         target, above = above, parents.get(id(above))
     if isinstance(above, ast.Assign):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from .changers import MUTATORS
 from .nodes import walk
 
 
@@ -69,9 +70,12 @@ def memo_only(tree: ast.AST, name: str) -> bool:
     statement but one binding it to an empty dict or None names it; each
     function using it fills it. A fresh process fills it again alike: a step that filled it, replayed,
     leaves nothing another step computes from. Anything else (`c = CACHE`,
-    `f(CACHE)`, `CACHE.clear()`, `len(CACHE)`) counts as a use."""
+    `f(CACHE)`, `CACHE.clear()`, `len(CACHE)`) counts as a use; so does
+    an entry a function returns (`return CACHE[k]`) that a caller of it
+    changes (`lookup(k).append(x)`): the fresh process's entry lacks it."""
     parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
     filled: dict[int, bool] = {}  # id of a function using it -> whether it fills it
+    handing: set[str] = set()  # the functions returning an entry
     for node in walk(tree):
         if not (isinstance(node, ast.Name) and node.id == name):
             continue
@@ -85,12 +89,44 @@ def memo_only(tree: ast.AST, name: str) -> bool:
         if use is None:
             return False
         filled[id(inside)] = filled.get(id(inside), False) or use
+        if isinstance(inside, ast.FunctionDef) and any(isinstance(p, ast.Return) for p in _above(node, parents)):
+            handing.add(inside.name)
+    if handing and any(_changed_result(c, parents) for c in walk(tree) if isinstance(c, ast.Call) and _named(c.func) in handing):
+        return False
     # Each function looking at it fills it too: `"hit" if k in CACHE else "miss"` alone is a read.
     return bool(filled) and all(filled.values())
 
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LOOKS = frozenset({"get", "keys", "values", "items"})
+
+
+def _named(func: ast.AST) -> str | None:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _changed_result(node: ast.AST, parents: Mapping[int, ast.AST], depth: int = 0) -> bool:
+    """Whether what `node` gives is changed where it stands (written into, a
+    changing method called on it: `lookup(k).append(x)`) or through the
+    local it is bound to (`v = lookup(k)`, then `v[0] = x`)."""
+    while True:
+        above = parents.get(id(node))
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(above, (ast.Attribute, ast.Subscript)) and above.value is node:
+            call = parents.get(id(above))
+            if isinstance(above, ast.Attribute) and above.attr in MUTATORS and isinstance(call, ast.Call) and call.func is above:
+                return True
+            node = above
+        elif isinstance(above, ast.AugAssign):
+            return above.target is node
+        elif isinstance(above, ast.Assign) and above.value is node and depth == 0:
+            names = {t.id for t in above.targets if isinstance(t, ast.Name)}
+            fn = next((p for p in _above(above, parents) if isinstance(p, _FUNCS)), None)
+            uses = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id in names] if fn is not None else []
+            return any(isinstance(n.ctx, ast.Load) and _changed_result(n, parents, 1) for n in uses)
+        else:
+            return False
 
 
 def _above(node: ast.AST, parents: Mapping[int, ast.AST]) -> list[ast.AST]:
