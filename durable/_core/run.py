@@ -161,8 +161,10 @@ def run_locked(
         ctx.awaited, ctx.caller = caller.awaited, caller
     ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
-    ctx.killed = count_killed(manifest, ctx, definition.fingerprint, lease)  # `start` writes it down
+    # Copied before the death is counted: a refusal puts back the run as found, and the next
+    # attempt counts that death itself (counted here too, one refusal made it two).
     before = copy_manifest(manifest)
+    ctx.killed = count_killed(manifest, ctx, definition.fingerprint, lease)  # `start` writes it down
     started = time.time()
     try:  # `start` opens the run's records (`finish` ends it)
         manifest = start(store, flow.name, run_id, manifest, definition, bound, digests, parent, level)
