@@ -244,6 +244,30 @@ def wf():
     return r(0)
 """
 
+# WRITE_READ with each step body counted (`count(name)`, which the module's head
+# defines): how often each ran across the suspend and the resume.
+COUNTED_WRITE_READ = """
+{setup}
+
+@durable.step
+def a(x):
+    count("{name}:a")
+    {write}
+    return x
+
+@durable.step
+def b(x):
+    count("{name}:b")
+    return {read} + x
+
+@durable.workflow(run_id="r-{name}")
+def wf():
+    a(5)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return b(0)
+"""
+
 _WRITE_READ_RUN = """
 import importlib, durable
 for name in {names!r}:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripts import COUNTED_WRITE_READ as CASE
 from tests.scripts import run_each
 
 pytestmark = pytest.mark.slow  # two processes
@@ -124,27 +125,6 @@ SAME = {
     ),
 }
 
-CASE = """
-{setup}
-
-@durable.step
-def a(x):
-    count("{name}:a")
-    {write}
-    return x
-
-@durable.step
-def b(x):
-    count("{name}:b")
-    return {read} + x
-
-@durable.workflow(run_id="r-{name}")
-def wf():
-    a(5)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return b(0)
-"""
 
 RUN = """
 import importlib, sys, durable

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripts import COUNTED_WRITE_READ as CASE
 from tests.scripts import run_each
 
 pytestmark = pytest.mark.slow  # two processes
@@ -91,27 +92,6 @@ SAME = {
     "memo_read": (_memo("return lookup('a')[0] + x"), "use(x)", "sum(lookup('a'))"),
 }
 
-CASE = """
-{setup}
-
-@durable.step
-def a(x):
-    count("{name}:a")
-    {write}
-    return x
-
-@durable.step
-def b(x):
-    count("{name}:b")
-    return {read} + x
-
-@durable.workflow(run_id="r-{name}")
-def wf():
-    a(5)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return b(0)
-"""
 
 PLUGIN = """
 @durable.step
