@@ -418,13 +418,15 @@ def _sampled_out(items: list[pytest.Item]) -> list[pytest.Item]:
     return out
 
 
-# Tests of the fingerprint (source normalisation, what a step reads, by its
-# statements): the syntax trees and bytecode it works on change from one
-# Python to the next, so they run on every one. Those of how a value is
-# counted by its contents (test_contents_*: pickled and walked as data, not
-# read from code) run on one Python in turn, as the other fast tests do:
-# on every one they cost 75 s of CPU, and `make test` reached 608 s.
-_ON_EVERY_PYTHON = re.compile(r"fingerprint")
+# Tests of how the fingerprint reads source (normalisation, golden values,
+# every syntax node, edits, rewritten and static code, deep helpers): the
+# syntax trees and bytecode it works on change from one Python to the next,
+# so they run on every one. Those of what a step's statements reach (other
+# modules, libraries, methods, values held: the same rules over those trees)
+# and of how a value is counted by its contents (test_contents_*) run on one
+# Python in turn, as the other fast tests do: on every one they cost about
+# 80 s and 75 s of CPU, and `make test` neared its budget (2026-12-07).
+_ON_EVERY_PYTHON = re.compile(r"fingerprint_(golden|nodes|edits|source|rewrite|static|deep)")
 
 
 def _in_another_shard(path: Path) -> bool:

@@ -292,14 +292,14 @@ def test_the_shards_of_the_other_pythons_cover_the_fast_suite(
     (scripts/test-pythons): the shards together leave no module out, the
     default Python's (the first, which runs the slow tests) takes none, and
     no other shard takes twice the bytes of another."""
-    from .conftest import _in_another_shard, _shards
+    from .conftest import _ON_EVERY_PYTHON, _in_another_shard, _shards
 
     modules = sorted(Path(__file__).parent.rglob("test_*.py"))
     kept = []
     for k in (1, 2, 3):
         monkeypatch.setenv("DURABLE_TEST_SHARD", f"{k}/3")
         kept.append({p for p in modules if not _in_another_shard(p)})
-    every = {p for p in modules if "fingerprint" in p.name}
+    every = {p for p in modules if _ON_EVERY_PYTHON.search(p.name)}
     assert every and all(every <= shard for shard in kept)
     dealt = {p for p in modules if p.name in _shards(3)}  # not the slow-only ones
     assert len(dealt) > 100 and not dealt & every
