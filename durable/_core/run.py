@@ -142,9 +142,12 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
-    level = resolve_durability(flow.options.durability, store.durability)
+    # A child without a level of its own runs under the one its caller was given (as
+    # LangGraph's subgraphs do): "fsync" asked for a call covers every step it runs.
+    asked = flow.options.durability if flow.options.durability or caller is None else caller.durability
+    level = resolve_durability(asked, store.durability)
     ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest, level)
-    ctx.arguments = arguments_digest(digests)
+    ctx.arguments, ctx.durability = arguments_digest(digests), asked
     ctx.argument_values = run_arguments(bound.arguments.values())
     ctx.bodies = body_of(flow.fn, digests)
     if caller is not None:  # a workflow defined in its caller's body reads the caller's too

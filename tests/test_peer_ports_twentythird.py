@@ -1,0 +1,86 @@
+"""A twenty-third round of the peers' own test cases: LangGraph's
+durability modes (libs/langgraph/langgraph/pregel/main.py "set durability
+mode for subgraphs"; tests/test_interruption.py and test_pregel.py
+invoke one graph with `durability="sync"`, `"async"` or `"exit"`, and a
+subgraph the graph runs writes its checkpoints under the mode its
+parent was invoked with). Here the level given to a workflow
+(`with_options(durability=)` or its decorator's) is the level of the
+child runs it calls that set none of their own, as the store and the
+on_change policy already were: a parent asked for "fsync" over a store
+opened "none" ran its child's steps without one sync, so a power loss
+could take records of steps that had returned under the level asked
+for. The kills under each level, changed between attempts, are in
+tests/test_peer_ports_twentythird_procs.py; earlier rounds in
+tests/test_peer_ports*.py. In-process: fdatasync calls are counted by
+wrapping `os.fdatasync`, executions by the step bodies."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import durable
+
+
+@pytest.fixture
+def synced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The inode of each file fdatasync'ed, in order."""
+    seen: list[int] = []
+    real = os.fdatasync
+
+    def counting(fd: int) -> None:
+        real(fd)
+        seen.append(os.fstat(fd).st_ino)
+
+    monkeypatch.setattr(os, "fdatasync", counting)
+    return seen
+
+
+def subgraph_flows(store: durable.Store, child_level: str | None = None) -> tuple[durable.Workflow[[int], int], list[str]]:
+    ran: list[str] = []
+
+    @durable.step(name="node")
+    def node(x: int) -> int:
+        ran.append(f"node{x}")
+        return x * 10
+
+    @durable.workflow(name="sub", store=store, durability=child_level)
+    def sub(x: int) -> int:
+        return node(x) + node(x + 1)
+
+    @durable.workflow(name="graph", store=store)
+    def graph(x: int) -> int:
+        return sub(x) + node(x + 2)
+
+    return graph, ran
+
+
+def log_of(root: Path, workflow: str) -> int:
+    (log,) = root.glob(f"{workflow}/*/records.log")
+    return log.stat().st_ino
+
+
+@pytest.mark.parametrize(("store_level", "asked"), [("none", "fsync"), ("fsync", "none"), ("none", "batch")])
+def test_langgraph_a_subgraph_runs_under_the_level_its_parent_was_invoked_with(
+    tmp_path: Path, synced: list[int], store_level: str, asked: str
+) -> None:
+    graph, ran = subgraph_flows(durable.open_store(tmp_path, durability=store_level, sync_interval=3600))
+    assert graph.with_options(durability=asked, run_id="t1")(1) == 60
+    assert ran == ["node1", "node2", "node3"]
+    child, parent = log_of(tmp_path, "sub"), log_of(tmp_path, "graph")
+    # "fsync": each record synced before its step returned; "batch": once, at
+    # the run's end (the interval of an hour never passes); "none": never.
+    expected = {"fsync": (2, 2), "batch": (1, 1), "none": (0, 0)}[asked]
+    assert (synced.count(child), synced.count(parent)) == expected, synced
+    # Called again: the completed run answers, nothing runs.
+    assert graph.with_options(durability=asked, run_id="t1")(1) == 60
+    assert ran == ["node1", "node2", "node3"]
+
+
+def test_langgraph_a_subgraph_given_its_own_level_keeps_it(tmp_path: Path, synced: list[int]) -> None:
+    graph, ran = subgraph_flows(durable.open_store(tmp_path, durability="none"), child_level="none")
+    assert graph.with_options(durability="fsync", run_id="t1")(1) == 60
+    assert ran == ["node1", "node2", "node3"]
+    assert (synced.count(log_of(tmp_path, "sub")), synced.count(log_of(tmp_path, "graph"))) == (0, 2), synced

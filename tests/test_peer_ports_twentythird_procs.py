@@ -1,0 +1,133 @@
+"""A twenty-third round of the peers' own test cases, across processes:
+LangGraph's tests/test_interruption.py (`test_interruption_without_state_updates`,
+run under each of its durability modes, "sync", "async" and "exit", one
+thread invoked again and again with `interrupt_after="*"`) and DBOS's
+tests/test_dbos.py recovery of a workflow whose process died in a step.
+Here the level changes between the attempts of one run as LangGraph's
+`graph.invoke(..., durability=...)` lets it change between invocations:
+each attempt a real process under its own level (`with_options(durability=)`),
+killed (`kill -9`) inside a step, every ordered pair of levels following
+one another, and an interrupt (`wait_for`) in the middle answered by one
+attempt and killed after it. A process crash loses nothing at any level:
+each step recorded before a kill replays, the answer too, and only the
+step each kill was in runs again. Real processes (one per attempt, forked
+by `run_each`); executions are counted by the step bodies, in a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import run_each
+
+pytestmark = pytest.mark.slow
+
+FLOW = """
+import os, signal
+import durable
+
+
+@durable.step
+def s(i):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(f"s{i}\\n")
+    if os.environ.get("KILL_AT") == str(i):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return i * 10
+
+
+@durable.workflow(run_id="r1")
+def wf():
+    out = [s(i) for i in range(6)]
+    answer = durable.wait_for("go")
+    return out + [s(i) for i in range(6, 12)] + [answer]
+"""
+
+ATTEMPT = """
+import os, durable, flow
+wf = flow.wf.with_options(durability=os.environ["LEVEL"])
+try:
+    if os.environ["ANSWER"]:
+        print("value", wf.resume("r1", inputs={"go": os.environ["ANSWER"]}).value)
+    elif os.environ["RECOVER"]:  # DBOS's recovery of pending workflows
+        print("recovered", [(r.run_id, r.status) for r in wf.recover()])
+    else:
+        print("value", wf())
+except durable.Suspended:
+    print("suspended")
+"""
+
+# (level, the step the attempt is killed in, the answer it gives, whether
+# it recovers rather than calls): each ordered pair of levels follows a kill once.
+ATTEMPTS = [
+    ("none", "1", "", ""), ("none", "2", "", "1"), ("fsync", "3", "", ""), ("fsync", "4", "", "1"),
+    ("batch", "5", "", ""), ("batch", "", "", "1"), ("none", "7", "yes", ""), ("batch", "8", "", "1"),
+    ("fsync", "9", "", ""), ("none", "10", "", "1"), ("fsync", "", "", "1"), ("batch", "", "", ""),
+]  # fmt: skip
+
+
+def test_langgraph_durability_modes_changed_between_attempts_killed_in_a_step(tmp_path: Path) -> None:
+    (tmp_path / "flow.py").write_text(FLOW)
+    env = [{"LEVEL": lvl, "KILL_AT": k, "ANSWER": a, "RECOVER": r} for lvl, k, a, r in ATTEMPTS]
+    said = run_each([(tmp_path, ATTEMPT, e) for e in env])
+    value = "value " + str([i * 10 for i in range(12)] + ["yes"])
+    recovered = "recovered [('r1', '{}')]".format
+    assert [out.strip() for out in said] == [""] * 5 + [recovered("suspended")] + [""] * 4 + [
+        recovered("completed"), value
+    ], said
+    ran = (tmp_path / "count").read_text().split()
+    twice = {1, 2, 3, 4, 5, 7, 8, 9, 10}
+    assert sorted(ran) == sorted(f"s{i}" for i in range(12) for _ in range(2 if i in twice else 1)), ran
+
+
+# DBOS's `test_fork_steps`-style re-execution of changed steps, killed: the
+# step `b` reads K from the environment, so a process given another K runs
+# under `on_change="rerun"` from `b`'s first position, discarding the
+# records after it; each attempt under its own level, killed in a step.
+RERUN_FLOW = """
+import os, signal
+import durable
+
+K = int(os.environ["K"])
+
+
+def count(name, i):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(f"{name}{i}\\n")
+    if os.environ.get("KILL_AT") == str(i):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@durable.step
+def a(i):
+    count("a", i)
+    return i
+
+
+@durable.step
+def b(i):
+    count("b", i)
+    return i * K
+
+
+@durable.workflow(run_id="r1", on_change="rerun")
+def wf():
+    return [a(0), a(1)] + [b(i) for i in range(2, 6)]
+"""
+
+RERUN = """
+import os, flow
+print("value", flow.wf.with_options(durability=os.environ["LEVEL"])())
+"""
+
+
+@pytest.mark.parametrize("levels", [("fsync", "none", "batch", "fsync"), ("batch", "fsync", "none", "batch"),
+                                    ("none", "batch", "fsync", "none")])  # fmt: skip
+def test_dbos_rerun_of_a_changed_step_killed_under_each_level(tmp_path: Path, levels: tuple[str, ...]) -> None:
+    (tmp_path / "flow.py").write_text(RERUN_FLOW)
+    plan = [("1", "4"), ("2", "3"), ("2", "4"), ("2", "")]
+    said = run_each([(tmp_path, RERUN, {"LEVEL": lvl, "K": k, "KILL_AT": at}) for lvl, (k, at) in zip(levels, plan)])
+    assert [out.strip() for out in said] == ["", "", "", "value [0, 1, 4, 6, 8, 10]"], said
+    ran = (tmp_path / "count").read_text().split()
+    assert ran == ["a0", "a1", "b2", "b3", "b4", "b2", "b3", "b3", "b4", "b4", "b5"], ran
