@@ -84,3 +84,28 @@ def test_langgraph_a_subgraph_given_its_own_level_keeps_it(tmp_path: Path, synce
     assert graph.with_options(durability="fsync", run_id="t1")(1) == 60
     assert ran == ["node1", "node2", "node3"]
     assert (synced.count(log_of(tmp_path, "sub")), synced.count(log_of(tmp_path, "graph"))) == (0, 2), synced
+
+
+def test_langgraph_sync_mode_over_a_store_opened_none_keeps_the_runs_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LangGraph's durability="sync" over a checkpointer of its own: the level
+    # asked for one invocation. Each record was synced, but the run's folder
+    # was made under the store's level ("none"), its entry in the workflow's
+    # folder never synced: a power loss could take the folder, records and all.
+    synced_folders: list[int] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        real(fd)
+        synced_folders.append(os.fstat(fd).st_ino)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    root = tmp_path / "s"
+    graph, ran = subgraph_flows(durable.open_store(root, durability="none"))
+    assert graph.with_options(durability="fsync", run_id="t1")(1) == 60
+    assert ran == ["node1", "node2", "node3"]
+    # Each folder a run's records are in is synced into its parent: the
+    # store's root into its own, the workflows' into the root, the runs' into theirs.
+    for folder in (tmp_path, root, root / "graph", root / "sub"):
+        assert folder.stat().st_ino in synced_folders, folder
