@@ -8,7 +8,10 @@ Here the level changes between the attempts of one run as LangGraph's
 each attempt a real process under its own level (`with_options(durability=)`),
 killed (`kill -9`) inside a step, every ordered pair of levels following
 one another, and an interrupt (`wait_for`) in the middle answered by one
-attempt and killed after it. A process crash loses nothing at any level:
+attempt and killed after it; the steps after it run in a child run (a
+subgraph, which takes the level its caller was given), some attempts
+recover the run (`Workflow.recover()`, DBOS's recovery of pending
+workflows) rather than call it. A process crash loses nothing at any level:
 each step recorded before a kill replays, the answer too, and only the
 step each kill was in runs again. Real processes (one per attempt, forked
 by `run_each`); executions are counted by the step bodies, in a file."""
@@ -37,11 +40,16 @@ def s(i):
     return i * 10
 
 
+@durable.workflow
+def tail(answer):
+    return [s(i) for i in range(6, 12)] + [answer]
+
+
 @durable.workflow(run_id="r1")
 def wf():
     out = [s(i) for i in range(6)]
     answer = durable.wait_for("go")
-    return out + [s(i) for i in range(6, 12)] + [answer]
+    return out + tail(answer)
 """
 
 ATTEMPT = """
@@ -67,18 +75,23 @@ ATTEMPTS = [
 ]  # fmt: skip
 
 
-def test_langgraph_durability_modes_changed_between_attempts_killed_in_a_step(tmp_path: Path) -> None:
+def test_langgraph_durability_modes_changed_between_attempts_killed_in_a_step(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "flow.py").write_text(FLOW)
     env = [{"LEVEL": lvl, "KILL_AT": k, "ANSWER": a, "RECOVER": r} for lvl, k, a, r in ATTEMPTS]
     said = run_each([(tmp_path, ATTEMPT, e) for e in env])
     value = "value " + str([i * 10 for i in range(12)] + ["yes"])
     recovered = "recovered [('r1', '{}')]".format
     assert [out.strip() for out in said] == [""] * 5 + [recovered("suspended")] + [""] * 4 + [
-        recovered("completed"), value
+        recovered("completed"),
+        value,
     ], said
     ran = (tmp_path / "count").read_text().split()
     twice = {1, 2, 3, 4, 5, 7, 8, 9, 10}
-    assert sorted(ran) == sorted(f"s{i}" for i in range(12) for _ in range(2 if i in twice else 1)), ran
+    assert sorted(ran) == sorted(
+        f"s{i}" for i in range(12) for _ in range(2 if i in twice else 1)
+    ), ran
 
 
 # DBOS's `test_fork_steps`-style re-execution of changed steps, killed: the
@@ -124,10 +137,17 @@ print("value", flow.wf.with_options(durability=os.environ["LEVEL"])())
 
 @pytest.mark.parametrize("levels", [("fsync", "none", "batch", "fsync"), ("batch", "fsync", "none", "batch"),
                                     ("none", "batch", "fsync", "none")])  # fmt: skip
-def test_dbos_rerun_of_a_changed_step_killed_under_each_level(tmp_path: Path, levels: tuple[str, ...]) -> None:
+def test_dbos_rerun_of_a_changed_step_killed_under_each_level(
+    tmp_path: Path, levels: tuple[str, ...]
+) -> None:
     (tmp_path / "flow.py").write_text(RERUN_FLOW)
     plan = [("1", "4"), ("2", "3"), ("2", "4"), ("2", "")]
-    said = run_each([(tmp_path, RERUN, {"LEVEL": lvl, "K": k, "KILL_AT": at}) for lvl, (k, at) in zip(levels, plan)])
+    said = run_each(
+        [
+            (tmp_path, RERUN, {"LEVEL": lvl, "K": k, "KILL_AT": at})
+            for lvl, (k, at) in zip(levels, plan, strict=True)
+        ]
+    )
     assert [out.strip() for out in said] == ["", "", "", "value [0, 1, 4, 6, 8, 10]"], said
     ran = (tmp_path / "count").read_text().split()
     assert ran == ["a0", "a1", "b2", "b3", "b4", "b2", "b3", "b3", "b4", "b4", "b5"], ran
