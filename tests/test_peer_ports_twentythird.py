@@ -109,3 +109,35 @@ def test_langgraph_sync_mode_over_a_store_opened_none_keeps_the_runs_folder(
     # store's root into its own, the workflows' into the root, the runs' into theirs.
     for folder in (tmp_path, root, root / "graph", root / "sub"):
         assert folder.stat().st_ino in synced_folders, folder
+
+
+@pytest.mark.parametrize("level", ["fsync", "batch", "none"])
+def test_langgraph_each_mode_over_a_remote_checkpointer_refuses_a_lost_checkpoint(level: str, tmp_path: Path) -> None:
+    # LangGraph's durability tests run each mode against every checkpointer
+    # (in memory, SQLite, Postgres) and expect one history. On an object
+    # store (memory://, as S3) every PUT is durable once it returns, so the
+    # level changes nothing: a record lost since (an expiry rule, a partial
+    # `aws s3 rm`) is refused under each. Under "none" the run noted nothing,
+    # and the resume ran every step again.
+    store = durable.open_store(f"memory://peers48-{level}-{tmp_path.name}", durability=level)
+    ran: list[int] = []
+
+    @durable.step(name="node")
+    def node(i: int) -> int:
+        ran.append(i)
+        return i
+
+    @durable.workflow(name="graph", store=store, run_id="t1")
+    def graph(stop: bool) -> list[int]:
+        out = [node(i) for i in range(3)]
+        if stop:
+            durable.suspend("interrupt_after")
+        return out
+
+    with pytest.raises(durable.Suspended):
+        graph(True)
+    (segment,) = [k for k in store.list("graph/t1/") if "/segments/" in k]
+    store.delete([segment])
+    with pytest.raises(durable.CorruptRecordError, match="deleted or lost"):
+        graph(False)
+    assert ran == [0, 1, 2]

@@ -17,7 +17,6 @@ from .._fingerprint.madewith import as_run
 from .._frozen import Frozen, dataclass
 from .._settings import setting
 from .._storage.base import Store
-from .._storage.durability import resolve_durability
 from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
 from .._storage.noted import DAMAGE, note, note_synced
 from .._storage.records import RunRecord
@@ -62,7 +61,7 @@ class Options(Frozen):
     wait: float | None = None
     keep_last: int | None = None
     progress_file: str | os.PathLike[str] | None = None
-    durability: str | None = None  # None: the store's level (`resolve_durability`)
+    durability: str | None = None  # None: the store's level (`Store.run_level`)
 
 
 class Flow(Protocol):
@@ -145,7 +144,7 @@ def run_locked(
     # A child without a level of its own runs under the one its caller was given (as
     # LangGraph's subgraphs do): "fsync" asked for a call covers every step it runs.
     asked = flow.options.durability if flow.options.durability or caller is None else caller.durability
-    level = resolve_durability(asked, store.durability)
+    level = store.run_level(asked)
     ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest, level)
     ctx.arguments, ctx.durability = arguments_digest(digests), asked
     ctx.argument_values = run_arguments(bound.arguments.values())

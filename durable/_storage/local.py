@@ -274,6 +274,9 @@ class LocalStore(Store):
             log.syncer.level, log.syncer.interval = self.durability, self.sync_interval
         return records
 
+    def run_level(self, asked: str | None = None) -> str:
+        return resolve_durability(asked, self.durability)  # a log synced as asked
+
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
         level = self._levels[(workflow, run_id)] = resolve_durability(durability, self.durability)
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
