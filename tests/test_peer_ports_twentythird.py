@@ -141,3 +141,45 @@ def test_langgraph_each_mode_over_a_remote_checkpointer_refuses_a_lost_checkpoin
     with pytest.raises(durable.CorruptRecordError, match="deleted or lost"):
         graph(False)
     assert ran == [0, 1, 2]
+
+
+@pytest.mark.parametrize("where", ["local", "memory"])
+@pytest.mark.parametrize("level", ["fsync", "batch", "none"])
+def test_langgraph_pending_writes_resume_under_each_mode(tmp_path: Path, level: str, where: str) -> None:
+    # test_pending_writes_resume, parametrized over `durability` as LangGraph
+    # runs it: node "one" succeeds and "two" fails twice (RetryPolicy(max_attempts=2))
+    # in parallel; each resume calls "one" no more and gives "two" two tries.
+    # Here the nodes are a checkpointed loop_over in a subgraph (a child run,
+    # taking the level the graph is invoked with), the level changed between invocations.
+    from concurrent.futures import ThreadPoolExecutor
+
+    url = str(tmp_path) if where == "local" else f"memory://peers48-writes-{level}-{tmp_path.name}"
+    store = durable.open_store(url, durability="none" if level == "fsync" else "fsync")
+    calls = {"one": 0, "two": 0}
+    fails = [True]
+
+    @durable.step(name="node", retries=1, retry_delay=0)
+    def node(name: str) -> int:
+        calls[name] += 1
+        if name == "two" and fails[0]:
+            raise ConnectionError("I'm not good")
+        return 2 if name == "one" else 3
+
+    @durable.workflow(name="sub", store=store)
+    def sub() -> list[int]:
+        with ThreadPoolExecutor(2) as pool:
+            return durable.loop_over(node, ["one", "two"], executor=pool, checkpoint_items=True)
+
+    @durable.workflow(name="graph", store=store, run_id="1")
+    def graph(value: int) -> int:
+        return value + sum(sub())
+
+    others = [lvl for lvl in ("fsync", "batch", "none") if lvl != level]
+    for tries, asked in ((2, level), (4, others[0])):
+        with pytest.raises(ConnectionError, match="I'm not good"):
+            graph.with_options(durability=asked)(1)
+        assert calls == {"one": 1, "two": tries}
+    fails[0] = False
+    assert graph.with_options(durability=others[1])(1) == 6
+    assert graph.with_options(durability=level)(1) == 6
+    assert calls == {"one": 1, "two": 5}
