@@ -151,3 +151,57 @@ def test_dbos_rerun_of_a_changed_step_killed_under_each_level(
     assert [out.strip() for out in said] == ["", "", "", "value [0, 1, 4, 6, 8, 10]"], said
     ran = (tmp_path / "count").read_text().split()
     assert ran == ["a0", "a1", "b2", "b3", "b4", "b2", "b3", "b3", "b4", "b4", "b5"], ran
+
+
+# DBOS's durable sleep (`DBOS.sleep`, tests/test_dbos.py `test_sleep`) and a
+# process killed in it, under each level in turn: the wake-up time is
+# recorded before the sleep begins, so each resume sleeps only what is
+# left by its clock (a fake one, an hour from 1_700_000_000: 1000 s later,
+# then 3000 s later), never the hour again.
+SLEEP_FLOW = """
+import os, signal
+import durable
+from durable.testing import fake_clock
+
+
+def count(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+
+@durable.step
+def a():
+    count("a")
+    return 1
+
+
+@durable.step
+def b(x):
+    count("b")
+    return x + 1
+
+
+@durable.workflow(run_id="r1")
+def wf():
+    x = a()
+    durable.sleep(3600)
+    return b(x)
+
+
+with fake_clock(1_700_000_000 + int(os.environ["AFTER"])) as clock:
+    if os.environ.get("KILL"):
+        clock.sleep = lambda s: (count(f"slept {s:.0f}"), os.kill(os.getpid(), signal.SIGKILL))
+    value = wf.with_options(durability=os.environ["LEVEL"])()
+    print("value", value, "slept", [round(s) for s in clock.slept])
+"""
+
+
+def test_dbos_sleep_killed_under_each_level_sleeps_what_is_left(tmp_path: Path) -> None:
+    (tmp_path / "flow.py").write_text(SLEEP_FLOW)
+    said = run_each([
+        (tmp_path, "import flow", {"LEVEL": "none", "AFTER": "0", "KILL": "1"}),
+        (tmp_path, "import flow", {"LEVEL": "batch", "AFTER": "1000", "KILL": "1"}),
+        (tmp_path, "import flow", {"LEVEL": "fsync", "AFTER": "3000"}),
+    ])  # fmt: skip
+    assert [s.strip() for s in said] == ["", "", "value 2 slept [600]"], said
+    assert (tmp_path / "count").read_text().splitlines() == ["a", "slept 3600", "slept 2600", "b"]
