@@ -141,10 +141,10 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
-    # A child without a level of its own runs under the one its caller was given (as
-    # LangGraph's subgraphs do): "fsync" asked for a call covers every step it runs.
+    # A child without a level of its own takes the one its caller was given, or its store's
+    # where that syncs more (`Store.run_level`): "fsync" asked for a call covers every step it runs.
     asked = flow.options.durability if flow.options.durability or caller is None else caller.durability
-    level = store.run_level(asked)
+    level = store.run_level(flow.options.durability, None if caller is None else caller.durability)
     ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest, level)
     ctx.arguments, ctx.durability = arguments_digest(digests), asked
     ctx.argument_values = run_arguments(bound.arguments.values())

@@ -159,10 +159,10 @@ class Store:
     def note_incarnation(self, workflow: str, run_id: str, token: str | None) -> None:
         self._spaces[(workflow, run_id)] = token  # None: unknown; else its manifest's, just seen
 
-    def run_level(self, asked: str | None = None) -> str:
-        """The level a run's records are kept at, `asked` (else this store's): every PUT of an
-        object store is durable once it returns, so "fsync" whatever was asked (`noted.note`)."""
-        resolve_durability(asked, self.durability)  # a bad level is refused all the same
+    def run_level(self, asked: str | None = None, caller: str | None = None) -> str:
+        """The level a run's records are kept at: `asked`, its caller's, this store's (`LocalStore`). Every
+        PUT of an object store is durable once it returns, so "fsync" whatever was asked (`noted.note`)."""
+        resolve_durability(asked, caller, self.durability)  # a bad level is refused all the same
         return "fsync"
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from ..errors import ConfigurationError, LeaseLostError, StorageError
 from . import localfs as fs
 from .base import SHARED_BLOBS, STORE_OPTIONS, Store
-from .durability import resolve_durability
+from .durability import resolve_durability, stronger
 from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
 from .log import LOG_NAME, NOFOLLOW, RunLog, fsync_dir
@@ -274,7 +274,9 @@ class LocalStore(Store):
             log.syncer.level, log.syncer.interval = self.durability, self.sync_interval
         return records
 
-    def run_level(self, asked: str | None = None) -> str:
+    def run_level(self, asked: str | None = None, caller: str | None = None) -> str:
+        if asked is None and caller is not None:  # a child run: its caller's level, as LangGraph's
+            return stronger(caller, self.durability)  # subgraphs take theirs, or this store's if it syncs more
         return resolve_durability(asked, self.durability)  # a log synced as asked
 
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
