@@ -11,10 +11,14 @@ one another, and an interrupt (`wait_for`) in the middle answered by one
 attempt and killed after it; the steps after it run in a child run (a
 subgraph, which takes the level its caller was given), some attempts
 recover the run (`Workflow.recover()`, DBOS's recovery of pending
-workflows) rather than call it. A process crash loses nothing at any level:
-each step recorded before a kill replays, the answer too, and only the
-step each kill was in runs again. Real processes (one per attempt, forked
-by `run_each`); executions are counted by the step bodies, in a file."""
+workflows) rather than call it. The same for a rerun of a changed step
+(`on_change="rerun"`) killed under each level, and for a durable sleep
+killed in turn under each. A process crash loses nothing at any level:
+each step recorded before a kill replays, the answer and the sleep's
+wake-up time too, and only the step each kill was in runs again. Real
+processes (one per attempt, forked by `run_each`); executions are counted
+by the step bodies, in a file. The in-process ports of the round are in
+tests/test_peer_ports_twentythird.py."""
 
 from __future__ import annotations
 
