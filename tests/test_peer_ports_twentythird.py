@@ -185,3 +185,43 @@ def test_langgraph_pending_writes_resume_under_each_mode(tmp_path: Path, level: 
     assert graph.with_options(durability=others[1])(1) == 6
     assert graph.with_options(durability=level)(1) == 6
     assert calls == {"one": 1, "two": 5}
+
+
+def test_langgraph_sync_mode_over_a_store_opened_none_keeps_a_large_outputs_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same for a large output, kept beside the log in the run's blobs/
+    # folder: the folder is made after the run started, and its entry in the
+    # run's folder was synced under the store's level, not the run's. Each
+    # folder sync is kept with whether blobs/ was there yet.
+    blobs = tmp_path / "graph" / "t1" / "blobs"
+    synced_folders: list[tuple[int, bool]] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        real(fd)
+        synced_folders.append((os.fstat(fd).st_ino, blobs.is_dir()))
+
+    monkeypatch.setattr(os, "fsync", counting)
+    store = durable.open_store(tmp_path, durability="none", blob_threshold=100)
+    ran: list[str] = []
+    before_next: list[tuple[int, bool]] = []
+
+    @durable.step(name="node")
+    def node() -> str:
+        ran.append("node")
+        return "x" * 1000
+
+    @durable.step(name="next")
+    def next_node(n: int) -> int:
+        ran.append("next")
+        before_next.extend(synced_folders)  # what a power loss here would find synced
+        return n
+
+    @durable.workflow(name="graph", store=store, run_id="t1")
+    def graph() -> int:
+        return next_node(next_node(0) + len(node()))  # the log made first, then blobs/
+
+    assert graph.with_options(durability="fsync")() == 1000 and ran == ["next", "node", "next"]
+    assert len(list(blobs.iterdir())) == 1
+    assert (blobs.parent.stat().st_ino, True) in before_next, before_next

@@ -129,7 +129,8 @@ class LocalStore(Store):
         are made, one `mkdir` each, failing once it is gone."""
         parts = fs.parts(self.root, folder)
         run = (parts[0], parts[1]) if len(parts) > 1 else None
-        sync = self.durability != "none"
+        # A run's own level once it started (`open_run`), else the store's.
+        sync = (self.durability if run is None else self._levels.get(run, self.durability)) != "none"
         if run not in self._held:
             fs.make_folder(self.root, folder, sync=sync)
             return
