@@ -1,18 +1,25 @@
 """A twenty-third round of the peers' own test cases: LangGraph's
-durability modes (libs/langgraph/langgraph/pregel/main.py "set durability
-mode for subgraphs"; tests/test_interruption.py and test_pregel.py
-invoke one graph with `durability="sync"`, `"async"` or `"exit"`, and a
-subgraph the graph runs writes its checkpoints under the mode its
-parent was invoked with). Here the level given to a workflow
-(`with_options(durability=)` or its decorator's) is the level of the
-child runs it calls that set none of their own, as the store and the
-on_change policy already were (or its store's, where that syncs more): a
-parent asked for "fsync" over a store opened "none" ran its child's steps
-without one sync, so a power loss could take records of steps that had
-returned under the level asked for. The kills under each level, changed between attempts, are in
+durability modes (tests/test_interruption.py, test_pregel.py
+`test_pending_writes_resume`: one graph invoked with `durability="sync"`,
+`"async"` or `"exit"`, over each checkpointer; pregel/main.py "set
+durability mode for subgraphs": a subgraph writes under the mode its
+graph was invoked with). Found here, each with the level asked of a run
+(`with_options(durability=)`) against its store's:
+- a child run (a subgraph) wrote under its store's level, not its
+  caller's: a parent asked for "fsync" over a store opened "none" ran its
+  child's steps without one sync. Now the caller's, or the store's where
+  that syncs more;
+- a run asked for "fsync" over a local store opened "none" made its
+  folders (its own, at its start; blobs/, for a large output, as it runs)
+  without syncing them into their parents: a power loss could take the
+  folder with the records synced in it;
+- on an object store (memory://, as S3) a run under "none" noted nothing
+  in its manifest, so a record lost since (an expiry rule) made the
+  resume run its step again, where the level changes nothing there.
+The kills under each level, changed between attempts, are in
 tests/test_peer_ports_twentythird_procs.py; earlier rounds in
-tests/test_peer_ports*.py. In-process: fdatasync calls are counted by
-wrapping `os.fdatasync`, executions by the step bodies."""
+tests/test_peer_ports*.py. In-process: syncs are counted by wrapping
+`os.fdatasync` and `os.fsync`, executions by the step bodies."""
 
 from __future__ import annotations
 
