@@ -283,11 +283,11 @@ class LocalStore(Store):
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
         level = self._levels[(workflow, run_id)] = resolve_durability(durability, self.durability)
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
-        if level != "none" and self.durability == "none":
-            # Its folders were made under the store's level, none synced into its parent:
-            # a power loss could take the run's folder with the records synced in it.
-            try:
-                fs.synced_into([self.root, self._path(workflow), self._path(f"{workflow}/{run_id}")])
+        if level != "none" and self.durability == "none":  # its folders made unsynced: a power
+            try:  # loss could take the run's folder with the records synced in it
+                fs.synced_into([self._path(workflow), self._path(f"{workflow}/{run_id}")])
+                with contextlib.suppress(PermissionError):  # a folder above the store's, unreadable
+                    fs.synced_into([self.root])
             except OSError as e:
                 raise self._error(f"syncing {workflow}/{run_id}", e) from e
         # A writer killed under "batch" or "none" may have left records no
