@@ -148,8 +148,17 @@ def _hash(stmt: ast.AST, space: Mapping[str, Any], mine: bool) -> str:
     if mine:
         return node_hash(stmt)
     names = sorted({n.id for n in _outside_scopes(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
-    bound = [node_hash(b) for n in names if n in space for b in binding_statements(n, space) or ()]
+    bound = [node_hash(b) for n in names if n in space for b in _binding(n, space)]
     return hash_tokens([node_hash(stmt), *bound]) if bound else node_hash(stmt)
+
+
+def _binding(name: str, space: Mapping[str, Any]) -> list[ast.AST]:
+    """The statements binding `name` there; none when its text is not the
+    code that ran (`_of_module` tells that case: the statement as it reads now)."""
+    try:
+        return binding_statements(name, space) or []
+    except ConfigurationError:
+        return []
 
 
 def body_library_parts(nodes: tuple[ast.AST, ...], namespace: Mapping[str, Any]) -> dict[str, str]:
