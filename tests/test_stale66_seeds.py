@@ -59,6 +59,27 @@ CASES = {
     "config_edited": ("import config_e", "random.random()", "random.random()", "a(5)", "b(0)"),
 }
 
+# A step of one module drawing, called once by another's workflow: replayed.
+STEPS = """import os, random, durable
+random.seed(0)
+
+@durable.step
+def draw(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("once:draw\\n")
+    return round(random.random() * 1000)
+"""
+ONCE = """import os, durable
+from s66_steps import draw
+
+@durable.workflow(run_id="r-once")
+def wf():
+    x = draw(5)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return x
+"""
+
 RUN = """
 import importlib, durable
 for name in {names!r}:
@@ -77,15 +98,17 @@ def test_a_seeded_hidden_generator_is_one_generator_wherever_seeded_or_named(tmp
     for n, (imports, first, second, call_a, call_b) in CASES.items():
         text = HEAD.format(name=n, imports=imports, first=first, second=second, call_a=call_a, call_b=call_b)
         (tmp_path / f"s66_{n}.py").write_text(text)
-    run = RUN.format(names=list(CASES))
+    (tmp_path / "s66_steps.py").write_text(STEPS)
+    (tmp_path / "s66_once.py").write_text(ONCE)
+    run = RUN.format(names=["once", *CASES])
     first = run_each([(tmp_path, run, {"STOP": "1"})])[0]
-    assert first.split() == [w for n in CASES for w in (n, "suspended")], first
+    assert first.split() == [w for n in ["once", *CASES] for w in (n, "suspended")], first
     (tmp_path / "config_e.py").write_text(CONFIG.replace("SEED = 1", "SEED = 2"))
     second = run_each([(tmp_path, run, {})])[0]
     # Was: value [134, 134] for config ([134, 847] uninterrupted), [134, 956]
     # for config_edited, [844, 844] for twice and two_names ([844, 758]).
     # config_edited: its seed's value counts as the statement seeding does.
     said = {n: "changed" if n == "config_edited" else "refused" for n in CASES}
-    assert second.split() == [w for n in CASES for w in (n, said[n])], second
+    assert second.split() == ["once", "value", "844"] + [w for n in CASES for w in (n, said[n])], second
     # Each a ran once, in the first run; nothing ran on the resume.
-    assert sorted((tmp_path / "count").read_text().split()) == sorted(f"{n}:a" for n in CASES)
+    assert sorted((tmp_path / "count").read_text().split()) == sorted([f"{n}:a" for n in CASES] + ["once:draw"])

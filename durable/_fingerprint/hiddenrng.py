@@ -167,10 +167,11 @@ def stands_for(value: object) -> str | None:
 def called_again(tree: ast.AST, name: str, globs: Mapping[str, Any]) -> bool:
     """Whether the step `name` of the module whose tree is `tree` (in a
     notebook, of the cells run so far) may be called more than once in a
-    run: named more than once (`name` or `x.name`), or once but not as a
-    call of a workflow's own statements outside a loop (`loop_over(name,
-    items)`, in a `for`, in a helper), or not at all (a workflow of another
-    module calls it: none can tell). A step drawing from a seeded hidden
+    run: named more than once (`name` or `x.name`; where the module names it
+    nowhere, in the user's modules loaded: `from steps import a` in the
+    workflow's), or once but not as a call of a workflow's own statements
+    outside a loop (`loop_over(name, items)`, in a `for`, in a helper), or
+    not at all (none can tell). A step drawing from a seeded hidden
     generator and called again reads what its call before left: its replay
     in a new process leaves the generator where the next call draws the
     first value again."""
@@ -180,6 +181,9 @@ def called_again(tree: ast.AST, name: str, globs: Mapping[str, Any]) -> bool:
     else:
         trees = [tree]
     found = [above for t in trees for above in _named(t, name)]
+    if not found and not isinstance(cells, list):  # `from steps import a` in the workflow's module
+        trees = [t for m in loaded_state()[1] if vars(m) is not globs and (t := _tree(m)) is not None]
+        found = [above for t in trees for above in _named(t, name)]
     if len(found) != 1 or not found[0]:
         return True
     above = found[0]
@@ -201,6 +205,11 @@ def _named(tree: ast.AST, name: str) -> tuple[tuple[ast.AST, ...], ...]:
             found.append(above)
         todo.extend((child, (*above, node)) for child in ast.iter_child_nodes(node))
     return tuple(found)
+
+
+def _tree(module: types.ModuleType) -> ast.AST | None:
+    filename = getattr(module, "__file__", None)
+    return source_of(filename, vars(module)).tree if isinstance(filename, str) else None
 
 
 @lru_cache(maxsize=256)

@@ -150,7 +150,8 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         ):
             read.discard(name)
     # A draw (`RNG.random()`, `next(IT)`) reads what it changes: the step called again reads it too.
-    drawn = set() if logs else drawn_in(own, globs or {}, called_again(src.tree, code.co_name, globs or {})) & direct
+    tree = src.tree
+    drawn = set() if logs else drawn_in(own, globs or {}, lambda: called_again(tree, code.co_name, globs or {})) & direct
     return tuple(sorted(read | drawn))
 
 
