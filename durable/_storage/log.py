@@ -103,7 +103,7 @@ class RunLog:
                     return existing
                 write_all(fd, entry := frame_entry(name, data))  # a large one: head, data apart
                 size = len(data)
-                end = self.size + (len(entry) if type(entry) is bytes else len(entry[0]) + size)
+                end = self.size + (len(entry) if isinstance(entry, bytes) else len(entry[0]) + size)
                 index[name] = (end - size) << 32 | size  # `span`, without a call
                 self.size = end
                 if end > syncer.written:

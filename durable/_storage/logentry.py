@@ -150,7 +150,7 @@ def encode_entry(name: str, data: bytes | None) -> bytes:
     # the entry (a large output is not copied again to be summed).
     if data is not None:
         framed = frame_entry(name, data)
-        return framed if type(framed) is bytes else b"".join(framed)
+        return framed if isinstance(framed, bytes) else b"".join(framed)
     raw = name.encode()
     fields = _FIELDS.pack(_MAGIC, len(raw), _GONE, zlib.crc32(raw))
     return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw))

@@ -66,7 +66,7 @@ def write_all(fd: int, frame: bytes | tuple[bytes, bytes]) -> None:
     limit) is cut back, or the next entry would land after torn bytes and
     every later record would be unreadable. A large entry's head and data
     (`logentry.frame_entry`) go in by one writev, not joined first."""
-    if type(frame) is tuple:
+    if isinstance(frame, tuple):
         if _WRITEV is None:  # Windows
             frame = b"".join(frame)
         else:
