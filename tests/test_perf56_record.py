@@ -13,6 +13,7 @@ import pytest
 
 import durable
 from durable._storage import log as log_module
+from durable._storage import logfile
 from durable._storage.crc import LARGE
 from durable._storage.log import RunLog
 
@@ -23,7 +24,7 @@ def test_a_large_record_reaches_the_log_without_being_joined_into_its_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     frames: list[bytes | tuple[bytes, bytes]] = []
-    real = log_module.write_all
+    real = logfile.write_all
 
     def seen(fd: int, frame: bytes | tuple[bytes, bytes]) -> None:
         frames.append(frame)
@@ -54,7 +55,12 @@ def test_a_large_record_reaches_the_log_without_being_joined_into_its_entry(
     assert (run.value, run.steps_replayed, ran) == (3 * len(BIG), 3, [0, 1, 2])
 
 
-def test_a_short_write_of_a_large_entry_is_cut_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize("writev", [True, False])  # False: as on Windows, which has none
+def test_a_short_write_of_a_large_entry_is_cut_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writev: bool
+) -> None:
+    if not writev:
+        monkeypatch.setattr(logfile, "_WRITEV", None)
     path = tmp_path / "records.log"
     log = RunLog(str(path), "r")
     log.hold("none", 1.0)  # kept open: the second record goes through the open file
