@@ -7,7 +7,6 @@ import argparse
 import sys
 import traceback
 
-from .._api.chosen import made_note
 from .._errortext import id_word, shell_words
 from ..errors import ArtifactMissingError, DefinitionChangedError
 from .common import advised, command, rerun
@@ -21,8 +20,8 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
     given = "".join(f" --var {shell_words(v)}" for v in getattr(args, "var", None) or [])
     answers = _answers(args)
     changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
-    made = getattr(args, "made_by", None) if again is not None else None
-    made_by = f"  {made_note(made[0], e.run_id, made[1], e, '--run-id ID')}\n" if made is not None else ""
+    made = getattr(args, "made_by", None) if again is not None else None  # `run._implied_run_id`
+    made_by = f"  {made(e)}\n" if made is not None else ""
     if e.changed_arguments:  # a completed run, called with other arguments
         differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
         print(

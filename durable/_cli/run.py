@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import on_event
+from .._api.chosen import made_note
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
 from .._errortext import id_word, program, shell_words
@@ -187,9 +188,10 @@ def _implied_run_id(
         raise UsageError(f"no unfinished run of {wf.name} in {store.url} to resume; nothing was "
                          f"executed. {then}" + ("" if folder else renamed_runs(args, store, wf.name)))  # fmt: skip
     bound = _check_arguments(wf, variables)
-    # Made by the workflow's run_id= function: a refusal says so (`refused`).
-    args.made_by = (wf.options.run_id, bound) if callable(wf.options.run_id) else None
-    return run_id_of(wf, bound)
+    run_id = run_id_of(wf, bound)
+    if callable(made := wf.options.run_id):  # a refusal says the function made the id (`refused`)
+        args.made_by = lambda e: made_note(made, run_id, bound, e, "--run-id ID")
+    return run_id
 
 
 def _check_arguments(wf: Workflow[Any, Any], variables: dict[str, Any]) -> Any:
