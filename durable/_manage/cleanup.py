@@ -102,7 +102,9 @@ def leftovers(store: Store, keys: list[str]) -> list[RunInfo]:
     it), and only if there is still no manifest then: a run started since
     the listing (its manifest not listed yet) is kept."""
     parts = [k.split("/", 2) for k in keys if k.count("/") >= 2]
-    found = {(w, r) for w, r, name in parts if is_run_object(name)}
+    # A lease alone is no leftover: a removal's released marker, kept above
+    # the late claims of a holder it took over (`ObjectLease.release`).
+    found = {(w, r) for w, r, name in parts if is_run_object(name) and not name.startswith("lease/")}
     return [
         RunInfo(w, r, "leftover", "", 0.0, 0.0, 0, None, _store=store)
         for w, r in sorted(found - set(store.manifest_keys(keys)))
