@@ -17,7 +17,6 @@ from .._fingerprint.madewith import as_run
 from .._frozen import Frozen, dataclass
 from .._settings import setting
 from .._storage.base import Store
-from .._storage.durability import resolve_durability
 from .._storage.manifest import copy_manifest, decode_manifest
 from .._storage.noted import DAMAGE, note
 from .._storage.records import RunRecord
@@ -62,7 +61,7 @@ class Options(Frozen):
     wait: float | None = None
     keep_last: int | None = None
     progress_file: str | os.PathLike[str] | None = None
-    durability: str | None = None  # None: the store's level (`resolve_durability`)
+    durability: str | None = None  # None: the store's level (`Store.run_level`)
 
 
 class Flow(Protocol):
@@ -142,9 +141,12 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
-    level = resolve_durability(flow.options.durability, store.durability)
+    # A child without a level of its own takes the one its caller was given, or its store's
+    # where that syncs more (`Store.run_level`): "fsync" asked for a call covers every step it runs.
+    asked = flow.options.durability if flow.options.durability or caller is None else caller.durability
+    level = store.run_level(flow.options.durability, None if caller is None else caller.durability)
     ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest, level)
-    ctx.arguments = arguments_digest(digests)
+    ctx.arguments, ctx.durability = arguments_digest(digests), asked
     ctx.argument_values = run_arguments(bound.arguments.values())
     ctx.bodies = body_of(flow.fn, digests)
     if caller is not None:  # a workflow defined in its caller's body reads the caller's too

@@ -83,9 +83,11 @@ def argument_modules(values: object, entries: bool = False) -> _Named:
     (None, "", UNTOLD) among them when there were too many strings to look
     through (fail closed)."""
     data = _strings(values)
+    dists: tuple[tuple[None, str, object], ...] = ()
     if entries:
-        data = (*data, *_entry_values(data))
-    found = (*attribute_modules(_data_texts(data, True)), *_source_files(data))
+        loads, dists = _entry_values(data)
+        data = (*data, *loads)
+    found = (*attribute_modules(_data_texts(data, True)), *_source_files(data), *dists)
     return (*found, (None, "", UNTOLD)) if UNTOLD in data else found
 
 
@@ -158,8 +160,9 @@ def _attributes(item: object) -> list[object]:
 # importlib.metadata's: a plugin looked up by its entry point's name (`entry_points(group=g, name=n)`,
 # `entry_points(group=g)[n]`), the module it loads declared in a distribution's metadata.
 _ENTRY = "entry_points"
-# sys.path -> entry point name -> the objects the entry points of that name load.
-_ENTRIES: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
+# sys.path, each folder's time of change -> entry point name -> (what it loads,
+# its distribution's name and version) for each entry point of that name.
+_ENTRIES: dict[tuple[tuple[str, int], ...], dict[str, tuple[tuple[str, str, str], ...]]] = {}
 
 
 def finds_entries(fn: object) -> bool:
@@ -168,18 +171,30 @@ def finds_entries(fn: object) -> bool:
     return isinstance(code, types.CodeType) and any(_ENTRY in co.co_names for co in code_objects(code))
 
 
-def _entry_values(data: tuple[str, ...]) -> tuple[str, ...]:
+def _entry_values(data: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[None, str, object], ...]]:
     """What the entry points named by these strings load (`"tools:search"`),
-    read from the metadata of the distributions on `sys.path` once per path."""
-    key = tuple(sys.path)
+    and (None, the distribution declaring each, its version): an installed
+    plugin upgraded (`pip install -U`: a new `*.dist-info`, the same entry
+    point, other code) is another call, as a library's code counts by
+    nothing else. Read from the metadata of the distributions on `sys.path`
+    once per path and time of change of its folders (an install in this
+    process, a notebook's `%pip install`, adds a folder to one)."""
+    key = tuple((p, _changed(p)) for p in sys.path)
     if key not in _ENTRIES:
         from importlib.metadata import distributions
 
-        table: dict[str, list[str]] = {}
+        table: dict[str, list[tuple[str, str, str]]] = {}
         for dist in distributions():
             for ep in dist.entry_points:
-                table.setdefault(ep.name, []).append(ep.value)
+                table.setdefault(ep.name, []).append((ep.value, str(dist.metadata["Name"]), str(dist.version)))
         _ENTRIES.clear()
         _ENTRIES[key] = {n: tuple(v) for n, v in table.items()}
-    held = _ENTRIES[key]
-    return tuple(v for text in dict.fromkeys(data) for v in held.get(text, ()))
+    held = [e for text in dict.fromkeys(data) for e in _ENTRIES[key].get(text, ())]
+    return tuple(v for v, _, _ in held), tuple((None, f"distribution {d}", f"{version} {v}") for v, d, version in held)
+
+
+def _changed(path: str) -> int:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return -1

@@ -25,6 +25,7 @@ from .canon import is_our_decorator
 from .changers import LOGS, MUTATORS
 from .heldobjects import held_methods
 from .helperreads import helper_readers, helper_writes
+from .hiddenrng import called_again, same_generator
 from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
@@ -123,7 +124,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     direct = written - {ANY}
     if ANY in written:  # a name the text does not spell: any the others read
         written = direct | {n for _, _, seen, _ in others for n in seen if n in (globs or {})}
-    written |= aliases(written, globs)
+    written |= aliases(written, globs) | same_generator(written, globs or {})  # `rnd` of `from random import random as rnd`
     # Another module's helper it calls (`helpers.describe()`), told by the object it reads.
     ours = [d for d, _, _, _ in others]
     elsewhere = helper_readers([*ours, *helpers(ours, src.tree)], globs or {}, frozenset(written - {ANY}))
@@ -149,7 +150,9 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
         ):
             read.discard(name)
     # A draw (`RNG.random()`, `next(IT)`) reads what it changes: the step called again reads it too.
-    return tuple(sorted(read | (set() if logs else drawn_in(own, globs or {}) & direct)))
+    tree = src.tree
+    drawn = set() if logs else drawn_in(own, globs or {}, lambda: called_again(tree, code.co_name, globs or {})) & direct
+    return tuple(sorted(read | drawn))
 
 
 def _selves(globs: Mapping[str, Any]) -> frozenset[str]:

@@ -9,7 +9,7 @@ helper's own. Pure standard library."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .changers import LOGS, MUTATORS, library_write
@@ -190,15 +190,19 @@ def written_in(defs: list[ast.AST], logs: bool = True, globs: Mapping[str, Any] 
     return frozenset(_spread(copies, found, _deep_writes(defs)) | declared)
 
 
-def drawn_in(defs: list[ast.AST], globs: Mapping[str, Any]) -> frozenset[str]:
+def drawn_in(defs: list[ast.AST], globs: Mapping[str, Any], again: Callable[[], bool] = lambda: False) -> frozenset[str]:
     """The globals holding a library's object that `defs` change by a call
     (`changers.library_write`: `RNG.random()`, `next(IT)`, `MODEL.fit(X)`):
     what the call gives depends on what it changes, so a later call of the
-    same step reads what this one left. Not a library's hidden generator
-    (`random.random()`): a step drawing once from a seeded one replays what an
-    uninterrupted run drew; another step drawing after it reads it."""
-    calls = (n for fn in defs for n in walk(fn) if isinstance(n, ast.Call))
-    return frozenset(filter(None, (library_write(c, globs, False) for c in calls if hidden_write(c, globs) is None)))
+    same step reads what this one left. A library's hidden generator
+    (`random.random()` in a program seeding it) only when the step may be
+    called again (`again`, asked only then: `hiddenrng.called_again`): a
+    step drawing once from a seeded one replays what an uninterrupted run
+    drew; another step drawing after it reads it."""
+    calls = [n for fn in defs for n in walk(fn) if isinstance(n, ast.Call)]
+    hidden = {id(c) for c in calls if hidden_write(c, globs) is not None}
+    found = [library_write(c, globs, False) for c in calls if id(c) not in hidden or again()]
+    return frozenset(filter(None, found))
 
 
 def _in_place(call: ast.Call) -> bool:

@@ -33,9 +33,8 @@ class Store(StoreCore):
     (`StoreCore`): records, blobs, leases held and runs removed."""
 
     def records(self, workflow: str, run_id: str) -> RecordLog:
-        """The run's record log: one object per record unless a backend
-        keeps a log of its own (`recordlog.run_records`). Writes go through
-        the methods below, which check the run's lease first."""
+        """The run's record log: one object per record unless a backend keeps a log of
+        its own (`recordlog.run_records`). Writes go through the methods below (lease checked)."""
         from .recordlog import run_records
         return run_records(self, workflow, run_id)
 

@@ -45,6 +45,11 @@ def resolve_durability(*given: str | None) -> str:
     return str(setting("durability"))
 
 
+def stronger(*levels: str) -> str:
+    """The level among `levels` that syncs most: "fsync", then "batch", then "none"."""
+    return min(levels, key=LEVELS.index)
+
+
 def check_level(level: object, where: str) -> str:
     if level not in LEVELS:
         raise ConfigurationError(

@@ -126,8 +126,7 @@ class StoreCore:
         return data
 
     def peek_manifest(self, workflow: str, run_id: str) -> bytes | None:
-        """`load_manifest` for a reader without the run's lease: the version
-        read is not noted, or the compare-and-swap of a holder in this process would move."""
+        """`load_manifest` for a reader without the lease: the version read is not noted (a holder's CAS)."""
         return load_generation(self, workflow, run_id)[0]
 
     def save_manifest(self, workflow: str, run_id: str, data: bytes) -> None:
@@ -148,20 +147,22 @@ class StoreCore:
     def note_incarnation(self, workflow: str, run_id: str, token: str | None) -> None:
         self._spaces[(workflow, run_id)] = token  # None: unknown; else its manifest's, just seen
 
+    def run_level(self, asked: str | None = None, caller: str | None = None) -> str:
+        """The level a run's records are kept at: `asked`, its caller's, this store's (`LocalStore`). Every
+        PUT of an object store is durable once it returns, so "fsync" whatever was asked (`noted.note`)."""
+        resolve_durability(asked, caller, self.durability)  # a bad level is refused all the same
+        return "fsync"
+
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
-        """A run starts writing records under `durability` (else the store's level):
-        its local log's size, synced first unless under "none" (`noted.note_opened`)."""
+        """A run starts writing records under `durability`: its local log's size, synced first."""
         return None
 
     def sync_records(self, workflow: str, run_id: str) -> int | None:
-        """The run's records durable now, whatever its level, before a note
-        promises them (`noted`): the bytes of a local log that are. Every PUT
-        of an object store already is."""
+        """The run's records durable now, before a note promises them (`noted`): a local log's bytes."""
         return None
 
     def end_run(self, workflow: str, run_id: str) -> int | None:
-        """A run ends, suspends or fails: what it wrote is made durable under
-        its level. Every PUT of an object store already is."""
+        """A run ends, suspends or fails: what it wrote made durable under its level."""
         return None
 
     def workflows(self) -> builtins.list[str]:
