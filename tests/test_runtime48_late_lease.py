@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import durable
+from durable._manage.cleanup import leftovers
 from durable._manage.runs import delete_run
 from tests.conftest import ROOT
 
@@ -76,6 +77,10 @@ def test_a_late_renewal_of_a_killed_holder_after_a_removal_blocks_no_new_run(
     late = dict(doc, since=time.time(), expires=time.time() + doc["expires"] - doc["since"])
     time.sleep(max(0.0, float(doc["expires"]) - time.time()))  # a lease of another host: its expiry
     assert delete_run(store, "late", "r")  # as `durable rm` does: taken over once watched
+    # Its released marker, kept, is no run: not removed again, no leftover for gc.
+    with pytest.raises(durable.RunNotFoundError):
+        delete_run(store, "late", "r")
+    assert leftovers(store, store.list("")) == []
     assert store.create(f"{LEASE}{gen:010d}", json.dumps(late).encode())  # it lands now
     store = durable.open_store(s3_url, skip_instance_cache=True)
 
