@@ -31,7 +31,8 @@ from .format import duration, waiting_line
 from .report import Report
 from .restart import dropped_line, not_recorded, restart_with
 from .target import load_target
-from .values import by_annotation, check_input_numbers, check_names, check_types, parse_vars
+from .typed import by_annotation, check_types
+from .values import check_input_numbers, check_names, parse_vars
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
