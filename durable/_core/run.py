@@ -17,8 +17,8 @@ from .._fingerprint.madewith import as_run
 from .._frozen import Frozen, dataclass
 from .._settings import setting
 from .._storage.base import Store
-from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
-from .._storage.noted import DAMAGE, note, note_synced
+from .._storage.manifest import copy_manifest, decode_manifest
+from .._storage.noted import DAMAGE, note
 from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
@@ -38,7 +38,7 @@ from .entry import enter_run
 from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .killed import count_killed
-from .lifecycle import complete, error_summary, finish, start
+from .lifecycle import complete, error_summary, finish, refused, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, records_kept, result_run, without_leftovers
 from .ownstate import after_body
@@ -208,11 +208,7 @@ def run_locked(
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
             finish(store, manifest, "failed", error=error_summary(e))
         else:
-            synced = store.end_run(flow.name, run_id)
-            if before is not None:  # a refusal changes nothing: arguments and status stay
-                note(before.extra, ctx.records, e, level)  # a rerun may have dropped some
-                note_synced(before.extra, synced)
-                write_manifest(store, before)
+            refused(store, before, manifest, e, ctx.records, level)
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
