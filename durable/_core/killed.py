@@ -29,9 +29,9 @@ from ..errors import ConfigurationError, RunKilledError
 from .context import RunState
 
 VARIABLE, DEFAULT, KEY = "DURABLE_MAX_RECOVERY_ATTEMPTS", 3, "killed"
-CHILD = "a child workflow call"
+CHILD = "a child workflow call"  # what `child_plan` takes its position as
 # What a refused attempt ends a run found `running` with: no attempt, no death.
-REFUSALS = ("RunKilledError", "DefinitionChangedError", "NondeterminismError")  # what `child_plan` takes its position as
+REFUSALS = ("RunKilledError", "DefinitionChangedError", "NondeterminismError")
 
 
 def count_killed(
