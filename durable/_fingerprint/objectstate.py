@@ -17,7 +17,7 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .heldobjects import UNTOLD, bound_in, definitions, member_of, mine
+from .heldobjects import UNTOLD, bound_in, definitions, member_of, mine, only_functions
 from .kept import shown_only
 from .localbound import bound_locals
 from .nodes import walk
@@ -59,7 +59,7 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
             # A method held bound (`ADD = STORE.remember`, `OPS = {"add": STORE.remember}`,
             # `partial(Store.remember, STORE)`), then called: as `STORE.remember(x)`.
             for obj, attr in bound:
-                uses = _uses(type(obj), attr, set())
+                uses = _uses(type(obj), attr, set(), obj)
                 holders = [k for k, v in list(globs.items()) if v is obj]
                 for each in holders:
                     _add(found, each, None if uses is None else uses[0])
@@ -76,7 +76,7 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
                 if uses is None or uses[0]:
                     _add(found, name, frozenset({above.attr}))
             continue
-        if not _held(globs, name):
+        if not mine(globs.get(name)):
             continue
         uses = _called(node, parents, value)
         _add(found, name, None if uses is None else uses[0])
@@ -96,7 +96,7 @@ def _aliases(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, str]:
     nodes = [n for d in defs for n in walk(d)]
     named = {t.id: a.value.id for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, ast.Name)
              for t in a.targets if isinstance(t, ast.Name)}  # fmt: skip
-    return {k: g for k, gs in bound_locals(nodes).items() if gs == {g := named.get(k, "")} and k not in globs and _held(globs, g)}
+    return {k: g for k, gs in bound_locals(nodes).items() if gs == {g := named.get(k, "")} and k not in globs and mine(globs.get(g))}
 
 
 def _parted(found: dict[str, frozenset[str] | None], name: str, obj: object, attr: str, globs: Mapping[str, Any]) -> None:
@@ -138,7 +138,7 @@ def _parts(obj: object, attr: str, globs: Mapping[str, Any], seen: set[tuple[int
         part = own.get(func.value.attr)
         if not mine(part):
             continue
-        uses = _uses(type(part), func.attr, set())
+        uses = _uses(type(part), func.attr, set(), part)
         inner, more = _parts(part, func.attr, globs, seen, depth + 1)
         if uses is not None and not uses[0] and not inner:
             continue
@@ -183,7 +183,7 @@ def _through(node: ast.Name, parents: Mapping[int, ast.AST], globs: Mapping[str,
     part = member_of(obj, above.attr)
     if not mine(part):
         return {}
-    uses = _uses(type(part), up.attr, set())
+    uses = _uses(type(part), up.attr, set(), part)
     return {k: None if uses is None else uses[0] for k, v in list(globs.items()) if v is part}
 
 
@@ -195,11 +195,11 @@ def _called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
     if isinstance(above, ast.Attribute):
         up = parents.get(id(above))
         if isinstance(up, ast.Call) and up.func is above:
-            return _uses(type(obj), above.attr, set())
+            return _uses(type(obj), above.attr, set(), obj)
         part = member_of(obj, above.attr)  # `SVC.store` of a property returning `self._store`
         call = parents.get(id(up))
         if isinstance(up, ast.Attribute) and isinstance(call, ast.Call) and call.func is up and (part is UNTOLD or users_class(type(part))):
-            inner = None if part is UNTOLD else _uses(type(part), up.attr, set())
+            inner = None if part is UNTOLD else _uses(type(part), up.attr, set(), part)
             return None if inner is None else (frozenset({above.attr} if inner[0] else ()), frozenset())
         return frozenset(), frozenset()
     names: list[str] = []
@@ -215,10 +215,10 @@ def _called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
         if not (isinstance(call, ast.Call) and call.func is above):
             return frozenset(), frozenset()  # `getattr(G, "a", None)`: a read
         named = above.args[1] if len(above.args) > 1 else None
-        return _uses(type(obj), named.value, set()) if isinstance(named, ast.Constant) and isinstance(named.value, str) else None
+        return _uses(type(obj), named.value, set(), obj) if isinstance(named, ast.Constant) and isinstance(named.value, str) else None
     changed: frozenset[str] = frozenset()
     for each in names:
-        uses = _uses(type(obj), each, set())
+        uses = _uses(type(obj), each, set(), obj)
         if uses is None:
             return None
         changed |= uses[0]
@@ -243,10 +243,6 @@ def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[
     }  # fmt: skip
 
 
-def _held(globs: Mapping[str, Any], name: str) -> bool:
-    return mine(globs.get(name))
-
-
 def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
     """Whether `d` may read one of `attrs` of `obj`, the global `name` holds."""
     parts = {id(a.value): a for a in walk(d) if isinstance(a, ast.Attribute)}
@@ -257,15 +253,15 @@ def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> boo
         part = parts.get(id(n))
         if part is None or attrs is None:
             return True  # the object whole: handed on, aliased
-        uses = _uses(type(obj), part.attr, set())
+        uses = _uses(type(obj), part.attr, set(), obj)
         if part.attr in attrs or uses is None or uses[1] & (attrs | {"*"}):
             return True
     return False
 
 
-def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
-    """What calling method `attr` of `cls` changes and reads of `self`, with
-    the methods it calls through `self`; ((), ()) for plain data; None: not told."""
+def _uses(cls: type, attr: str, seen: set[str], obj: object = _MISSING) -> _Uses:
+    """What calling method `attr` of `cls` (of `obj`, when known) changes and reads of
+    `self`, with the methods it calls through `self`; ((), ()) for plain data; None: not told."""
     if attr in seen:
         return frozenset(), frozenset()
     seen.add(attr)
@@ -290,8 +286,10 @@ def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
         return None
     for other in called:
         if inspect.getattr_static(cls, other, _MISSING) is _MISSING:
-            return None  # what the object holds (`self.ops["add"](x)`): its own bound method, maybe
-        more = _uses(cls, other, seen)
+            if not only_functions(getattr(obj, "__dict__", {}).get(other), fn.__globals__):  # `self.tools[k](x)` of `def`s: no `self`
+                return None  # what the object holds (`self.ops["add"](x)`): its own bound method, maybe
+            continue
+        more = _uses(cls, other, seen, obj)
         if more is None:
             return None
         changed, read = changed | more[0], read | more[1]

@@ -30,7 +30,7 @@ from .kept import by_code
 from .nodes import walk
 from .objectstate import object_writes, unread
 from .reach import code_objects, is_durable
-from .selffills import memo_only
+from .selffills import filled_from_module, memo_only
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import ANY, UNNAMED, aliases, helpers, hidden_writes, local_names, methods, reached
 from .written import drawn_in, method, written_in
@@ -249,8 +249,12 @@ def _changes_own_class(node: ast.AST, first: str, on_class: bool, logs: bool) ->
     """Whether a method (its `def` is `node`, its first parameter `first`)
     writes its class through it: `cls.mode = m`, `type(self).mode = m`."""
     methods = MUTATORS if logs else MUTATORS - LOGS
+    parents = {id(c): p for p in walk(node) for c in ast.iter_child_nodes(p)} if first else {}
     for sub in walk(node) if first else ():
-        if isinstance(sub, (ast.Assign, ast.Delete)):
+        if isinstance(sub, ast.Assign) and on_class and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Attribute):
+            # A lazy client kept on the class (`if cls._conn is None: cls._conn = connect()`).
+            targets = [] if filled_from_module(sub.targets[0], parents, first) else list(sub.targets)
+        elif isinstance(sub, (ast.Assign, ast.Delete)):
             targets = list(sub.targets)
         elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
             targets = [sub.target]

@@ -196,9 +196,33 @@ def drawn_in(defs: list[ast.AST], globs: Mapping[str, Any]) -> frozenset[str]:
     what the call gives depends on what it changes, so a later call of the
     same step reads what this one left. Not a library's hidden generator
     (`random.random()`): a step drawing once from a seeded one replays what an
-    uninterrupted run drew; another step drawing after it reads it."""
-    calls = (n for fn in defs for n in walk(fn) if isinstance(n, ast.Call))
-    return frozenset(filter(None, (library_write(c, globs, False) for c in calls if hidden_write(c, globs) is None)))
+    uninterrupted run drew; another step drawing after it reads it. Nor
+    one the step only calls as statements of their own, their results
+    unused (`PBAR.update(1)`, `BUF.write(s)`), or stores into (`C[k] += 1`):
+    what it computes holds nothing such a use gave back (its next call alike)."""
+    nodes = [n for fn in defs for n in walk(fn)]
+    calls = (n for n in nodes if isinstance(n, ast.Call))
+    drawn = frozenset(filter(None, (library_write(c, globs, False) for c in calls if hidden_write(c, globs) is None)))
+    return drawn - _unused_calls(nodes, drawn) if drawn else drawn
+
+
+def _unused_calls(nodes: list[ast.AST], names: frozenset[str]) -> frozenset[str]:
+    """Those of `names` whose every use among `nodes` is the receiver of a
+    method call standing as a statement of its own (`PBAR.update(1)`), or
+    what a statement stores into (`C[k] += 1`, `C[k] = v`, `del C[k]`)."""
+    parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
+    used: dict[str, bool] = {}
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id in names:
+            above = parents.get(id(node))
+            call = parents.get(id(above))
+            alone = (
+                isinstance(above, ast.Attribute) and above.value is node and isinstance(call, ast.Call)
+                and call.func is above and isinstance(parents.get(id(call)), ast.Expr)
+            )  # fmt: skip
+            stored = isinstance(above, (ast.Subscript, ast.Attribute)) and above.value is node and not isinstance(above.ctx, ast.Load)
+            used[node.id] = used.get(node.id, True) and (alone or stored)
+    return frozenset(n for n, alone in used.items() if alone)
 
 
 def _in_place(call: ast.Call) -> bool:
