@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import inspect
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from .heldobjects import UNTOLD, bound_in, definitions, member_of, mine, only_functions
@@ -23,7 +23,6 @@ from .localbound import bound_locals
 from .nodes import walk
 from .selfchanges import SHOWS, blind, changes, name_of, printed_names
 from .selffills import fills as _fills
-from .stepreach import reached
 from .userclasses import users_class
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -229,21 +228,7 @@ _OPS = dict(Add="add", Sub="sub", Mult="mul", MatMult="matmul", Div="truediv", F
             Pow="pow", LShift="lshift", RShift="rshift", BitOr="or", BitXor="xor", BitAnd="and")  # fmt: skip
 
 
-def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[ast.AST, frozenset[str], frozenset[str], Any]],
-           foreign: set[int], tree: ast.AST, globs: Mapping[str, Any]) -> set[str]:  # fmt: skip
-    """Those of `objects` no other step or workflow (`others`: each with the
-    names it uses and reaches) reads a changed attribute of: only by name,
-    through attributes and methods whose code tells what they read."""
-    return {
-        n for n, attrs in objects.items()
-        if not any(
-            id(d) in foreign or n not in names or n in reached(names - {n}, tree) or _reads(d, n, globs.get(n), attrs)
-            for d, names, seen, _ in others if n in seen
-        )
-    }  # fmt: skip
-
-
-def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
+def reads_object(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
     """Whether `d` may read one of `attrs` of `obj`, the global `name` holds."""
     parts = {id(a.value): a for a in walk(d) if isinstance(a, ast.Attribute)}
     shown = printed_names(d)

@@ -28,7 +28,8 @@ from .helperreads import helper_readers, helper_writes
 from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
-from .objectstate import object_writes, unread
+from .heldreads import unread
+from .objectstate import object_writes
 from .reach import code_objects, is_durable
 from .selffills import filled_from_module, memo_only
 from .source import find_definitions, runs_this_source, source_of

@@ -1,0 +1,86 @@
+"""Which of the globals holding an object of your class that a step
+changes (`objectstate.object_writes`) another step or workflow reads: by
+name, through the attributes and methods whose code tells what they
+read; or through another object of yours holding it (`AGENT =
+Agent(TOOLS, MEM)`), whose methods that step calls may read the
+attribute holding it (`self.memory`). Pure standard library."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .heldobjects import mine
+from .objectstate import reads_object
+from .stepreach import links, reached
+
+
+def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[ast.AST, frozenset[str], frozenset[str], Any]],
+           foreign: set[int], tree: ast.AST, globs: Mapping[str, Any]) -> set[str]:  # fmt: skip
+    """Those of `objects` no other step or workflow (`others`: each with the
+    names it uses and reaches) reads a changed attribute of: by name, or
+    through the objects of yours holding it (`_held_unread`)."""
+    return {
+        n for n, attrs in objects.items()
+        if not any(id(d) in foreign or _read_by(d, names, n, attrs, tree, globs) for d, names, seen, _ in others if n in seen)
+    }  # fmt: skip
+
+
+def _read_by(d: ast.AST, names: frozenset[str], n: str, attrs: frozenset[str] | None, tree: ast.AST, globs: Mapping[str, Any]) -> bool:
+    if n in names:
+        return n in reached(names - {n}, tree) or reads_object(d, n, globs.get(n), attrs)
+    return not _held_unread(d, names, n, tree, globs)
+
+
+def _held_unread(d: ast.AST, names: frozenset[str], n: str, tree: ast.AST, globs: Mapping[str, Any]) -> bool:
+    """Whether `d`, which reaches the global `n` without naming it, reaches
+    it only through globals holding an object of yours that holds it in
+    an attribute (`AGENT.memory` of `AGENT = Agent(TOOLS, MEM)`), whose
+    binding reaches it by no other name (a tool of `TOOLS` naming `MEM`),
+    nor do what its other attributes hold (`_held_names`: a tool a
+    decorator put in its registry naming `MEM`), and whose attributes
+    holding it `d` reads none of, by the code of the methods it calls
+    (`AGENT.run(q)` doing `self.memory.add(...)` only)."""
+    obj, table = globs.get(n), links(tree)[0]
+    via = [g for g in names if n in reached(frozenset({g}), tree)]
+    if not via or not mine(obj):
+        return False
+    for g in via:
+        held = globs.get(g)
+        keys = frozenset(k for k, v in list(getattr(held, "__dict__", {}).items()) if v is obj)
+        named = _held_names(getattr(held, "__dict__", {}).values() if mine(held) else (), obj, globs, 0)
+        if not keys or named is None or n in reached(frozenset(table.get(g, ())) - {n} | named, tree):
+            return False
+        if reads_object(d, g, held, keys):
+            return False
+    return True
+
+
+_DATA = (str, bytes, int, float, complex, bool, type(None))
+
+
+def _held_names(values: Iterable[object], obj: object, globs: Mapping[str, Any], depth: int) -> frozenset[str] | None:
+    """The module-level names through which what an object holds reaches
+    code (two levels of dicts, lists, tuples and sets down): a function or
+    class of the module by its name, an object of yours by its class's;
+    `obj` and plain data, none. None for another callable or object (a
+    bound method, a lambda, another module's): not told."""
+    found: set[str] = set()
+    for value in itertools.islice(values, 256):
+        if value is obj or isinstance(value, _DATA):
+            continue
+        if isinstance(value, (types.FunctionType, type)) and globs.get(value.__name__) is value:
+            found.add(value.__name__)
+        elif mine(value) and globs.get(type(value).__name__) is type(value):
+            found.add(type(value).__name__)
+        elif depth < 2 and type(value) in (dict, list, tuple, set, frozenset):
+            inner = _held_names(value.values() if isinstance(value, dict) else value, obj, globs, depth + 1)  # type: ignore[attr-defined]
+            if inner is None:
+                return None
+            found |= inner
+        else:
+            return None
+    return frozenset(found)
