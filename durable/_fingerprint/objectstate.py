@@ -89,6 +89,15 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
     return found
 
 
+def only_called(name: str, defs: list[ast.AST]) -> bool:
+    """Whether every use of `name` in `defs` calls a method of what it
+    holds (`PBAR.update(1)`): what that changes, `object_writes` tells by
+    the method's code, not by its name."""
+    parents = {id(c): p for d in defs for p in walk(d) for c in ast.iter_child_nodes(p)}
+    uses = [n for d in defs for n in walk(d) if isinstance(n, ast.Name) and n.id == name]
+    return all(isinstance(a := parents.get(id(n)), ast.Attribute) and isinstance(c := parents.get(id(a)), ast.Call) and c.func is a for n in uses)
+
+
 def _aliases(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, str]:
     """The locals bound to a global object of your class by name alone
     (`s = STORE`), and bound to nothing else: each with the global."""

@@ -29,7 +29,7 @@ from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
 from .heldreads import unread
-from .objectstate import object_writes
+from .objectstate import object_writes, only_called
 from .reach import code_objects, is_durable
 from .selffills import filled_from_module, memo_only
 from .source import find_definitions, runs_this_source, source_of
@@ -103,7 +103,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     written = (written_in(own, False, globs) | hidden_writes(own, src.tree, *selves) | _through_class(fn, own, globs, logs=False)) - theirs
     written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree, *selves)) - local_names(via))
     written |= (theirs_too := helper_writes([*own, *plain], globs or {}, logs=False))  # `helpers.log(x)`, another module's
-    objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if not {n, ANY} & written}
+    objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if ANY not in written and (n not in written or only_called(n, [*own, *via]))}
     written |= objects.keys()  # `MEMORY.remember(x)`: told by what its methods change, read
     if logs:
         logged = (written_in(own, True, globs) | _through_class(fn, own, globs, logs=True)) - theirs
