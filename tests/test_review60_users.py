@@ -23,7 +23,12 @@ reads (a `def`, a lambda), a memo or class client filled with a
 parameter's value (the first caller's) or handed out and changed, and an
 LLM client whose rate limiter reads the time its last call left (what
 the step computes then may depend on it: durable cannot tell a delay
-from a result)."""
+from a result).
+
+Were stale: a tool a decorator puts in a registry (`TOOLS = {}`, `@tool`),
+called through it (`TOOLS[name](x)`, `AGENT.act(name, x)`), writing a
+global the next step reads, or reading one the first step wrote: no
+step's reach of the names saw it (`heldreads.reached_held`); now refused."""
 
 from __future__ import annotations
 
@@ -133,6 +138,17 @@ class LLM:
     def _send(self, prompt):
         return len(prompt) * 0
 CLIENT = LLM("m")"""
+REGISTRY = """NOTES = []
+TOOLS = {}
+def tool(fn):
+    TOOLS[fn.__name__] = fn
+    return fn
+@tool
+def remember(x):
+    NOTES.append(x)
+@tool
+def seen(q):
+    return len(NOTES)"""
 CASES = {  # name: (module-level code, the first step's statements, the second's)
     "agent": (AGENT.replace("CALC", "0"), "AGENT.act('search', 'hi')", "return AGENT.act('calc', 'x')"),
     "pbar": ("PBAR = tqdm(total=2)", "PBAR.update(1)\n    PBAR.set_description('a')", "PBAR.update(1)\n    PBAR.close()\n    return 0"),
@@ -179,10 +195,15 @@ AGENT = Agent({"note": lambda x: AGENT.trace.append(x)})""", "AGENT.act('note', 
     "memo_changed": (MEMO.replace("len(k) * 0", "[]"), "get('a').append(x)", "return len(get('a'))"),
     "lazy_cls_param": (LAZY.replace("conn(cls)", "conn(cls, url)").replace("connect()", "connect(url)"), "Repo.conn('db%d' % x)", "return len(Repo.conn('db').url)"),
     "llm": (LLM, "CLIENT.complete('hi')", "return CLIENT.complete('yo')"),
+    # Were stale (value 0, where an uninterrupted run gives 1): a tool a decorator registered,
+    # writing or reading a global the other step reads or writes, called through the registry.
+    "registry_writes": (REGISTRY, "TOOLS['remember'](x)", "return len(NOTES)"),
+    "registry_reads": (REGISTRY, "NOTES.append(x)", "return TOOLS['seen'](0)"),
+    "agent_registry_writes": (REGISTRY + "\n" + AGENT.replace("TOOLS = {}", "").replace("CALC", "0"), "AGENT.act('remember', x)", "return len(NOTES)"),
 }
 REFUSED = [n for n in CASES if list(CASES).index(n) >= list(CASES).index("agent_recalls")]
-# Its tool reads MEM, whose contents count in the fingerprint of the helper: "changed".
-CHANGED = {"agent_tool_reads"}
+# A tool of theirs reads what the other writes, whose contents count in its fingerprint: "changed".
+CHANGED = {"agent_tool_reads", "agent_registry_writes"}
 
 CASE = """
 {setup}

@@ -3,7 +3,10 @@ changes (`objectstate.object_writes`) another step or workflow reads: by
 name, through the attributes and methods whose code tells what they
 read; or through another object of yours holding it (`AGENT =
 Agent(TOOLS, MEM)`), whose methods that step calls may read the
-attribute holding it (`self.memory`). Pure standard library."""
+attribute holding it (`self.memory`). And the functions of the module a
+step reaches through what a global holds, not through what binds it: a
+registry a decorator fills (`TOOLS = {}`, `@tool def search(q)`), an
+object of yours holding one (`AGENT.tools`). Pure standard library."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from typing import Any
 
 from .heldobjects import mine
 from .objectstate import reads_object
-from .stepreach import links, reached
+from .stepreach import links, names_used, reached
 
 
 def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[ast.AST, frozenset[str], frozenset[str], Any]],
@@ -83,4 +86,41 @@ def _held_names(values: Iterable[object], obj: object, globs: Mapping[str, Any],
             found |= inner
         else:
             return None
+    return frozenset(found)
+
+
+def reached_held(names: frozenset[str], tree: ast.AST, globs: Mapping[str, Any]) -> frozenset[str]:
+    """`stepreach.reached`, on and on through the functions and classes of
+    the module that the globals reached hold (`held_functions`): a step
+    calling `TOOLS[name](q)` reaches every tool a decorator put there."""
+    seen = reached(names, tree)
+    while more := held_functions(seen, globs) - seen:
+        seen = reached(seen | more, tree)
+    return seen
+
+
+def held_helpers(defs: list[ast.AST], tree: ast.AST, globs: Mapping[str, Any]) -> list[ast.AST]:
+    """`stepreach.helpers`, with the plain functions of the module reached
+    through what globals hold (`reached_held`): where a step's write may be
+    (`TOOLS["remember"](x)` doing `MEM.append(x)`)."""
+    funcs = links(tree)[1]
+    named = reached_held(frozenset(n for d in defs for n in names_used(d)), tree, globs)
+    return [funcs[n] for n in sorted(named & funcs.keys()) if not any(d is funcs[n] for d in defs)]
+
+
+def held_functions(names: frozenset[str], globs: Mapping[str, Any]) -> frozenset[str]:
+    """The names of the module's functions and classes (bound there by
+    them) that the globals `names` hold in a dict, list, tuple, set or
+    namespace, or in an attribute of an object of yours, two levels down."""
+    found: set[str] = set()
+    todo = [(globs.get(n), 0) for n in names if n in globs]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, (types.FunctionType, type)):
+            if depth and globs.get(value.__name__) is value:
+                found.add(value.__name__)
+        elif depth <= 2 and type(value) in (dict, list, tuple, set, frozenset):
+            todo += [(v, depth + 1) for v in itertools.islice(value.values() if isinstance(value, dict) else value, 256)]  # type: ignore[union-attr]
+        elif depth <= 1 and (type(value) is types.SimpleNamespace or mine(value)):
+            todo += [(v, depth + 1) for v in itertools.islice(list(getattr(value, "__dict__", {}).values()), 256)]
     return frozenset(found)

@@ -28,7 +28,7 @@ from .helperreads import helper_readers, helper_writes
 from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
-from .heldreads import unread
+from .heldreads import held_helpers, reached_held, unread
 from .objectstate import object_writes, only_called
 from .reach import code_objects, is_durable
 from .selffills import filled_from_module, memo_only
@@ -92,7 +92,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # What it writes through a plain function it calls, or a call (`setattr(Cfg, ...)`,
     # `globals()[k]`, `registry()[k]`), is written too; and through a method of a class of
     # the module that is no step, called by the class's name (`Cfg.configure("fast")`).
-    plain = helpers(own, src.tree)
+    plain = held_helpers(own, src.tree, globs or {})  # `TOOLS[name](x)` of a registry too
     called = methods([*own, *plain], src.tree)
     via = [*plain, *(m for _, m in [*called, *held_methods([*own, *plain], globs or {})])]
     through = {c for c, m in called if _changes_own_class(m, *_first_of(m), logs=False)}
@@ -119,7 +119,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     others = [
         (d, names, seen | written if seen & unnamed else seen, owner)
         for d, names, owner in _durable_defs(src.tree) if id(d) not in mine
-        for seen in [reached(names, src.tree)]
+        for seen in [reached_held(names, src.tree, globs or {})]
     ]  # fmt: skip
     direct = written - {ANY}
     if ANY in written:  # a name the text does not spell: any the others read
