@@ -84,7 +84,7 @@ def only_functions(value: object, globs: Mapping[str, Any], depth: int = 0) -> b
     Not a bound method, a `partial`, a lambda, a closure, nor another
     module's function, whose writes no step's reach of the names sees."""
     if isinstance(value, (types.FunctionType, type)):
-        named = globs.get(value.__name__) is value and value.__qualname__ == value.__name__
+        named = globs.get(value.__name__) is value and value.__qualname__ == value.__name__  # type: ignore[union-attr]
         return named and getattr(value, "__closure__", None) is None
     if isinstance(value, types.BuiltinFunctionType):
         return isinstance(value.__self__, types.ModuleType) and value.__self__.__name__ == "builtins"

@@ -63,6 +63,7 @@ def _held_unread(d: ast.AST, names: frozenset[str], n: str, tree: ast.AST, globs
 
 
 _DATA = (str, bytes, int, float, complex, bool, type(None))
+_CONTAINERS = (dict, list, tuple, set, frozenset)
 
 
 def _held_names(values: Iterable[object], obj: object, globs: Mapping[str, Any], depth: int) -> frozenset[str] | None:
@@ -75,12 +76,13 @@ def _held_names(values: Iterable[object], obj: object, globs: Mapping[str, Any],
     for value in itertools.islice(values, 256):
         if value is obj or isinstance(value, _DATA):
             continue
-        if isinstance(value, (types.FunctionType, type)) and globs.get(value.__name__) is value:
-            found.add(value.__name__)
+        name = getattr(value, "__name__", "") if isinstance(value, (types.FunctionType, type)) else ""
+        if name and globs.get(name) is value:
+            found.add(name)
         elif mine(value) and globs.get(type(value).__name__) is type(value):
             found.add(type(value).__name__)
-        elif depth < 2 and type(value) in (dict, list, tuple, set, frozenset):
-            inner = _held_names(value.values() if isinstance(value, dict) else value, obj, globs, depth + 1)  # type: ignore[attr-defined]
+        elif depth < 2 and type(value) in _CONTAINERS and isinstance(value, _CONTAINERS):
+            inner = _held_names(value.values() if isinstance(value, dict) else value, obj, globs, depth + 1)
             if inner is None:
                 return None
             found |= inner
@@ -113,14 +115,15 @@ def held_functions(names: frozenset[str], globs: Mapping[str, Any]) -> frozenset
     them) that the globals `names` hold in a dict, list, tuple, set or
     namespace, or in an attribute of an object of yours, two levels down."""
     found: set[str] = set()
-    todo = [(globs.get(n), 0) for n in names if n in globs]
+    todo: list[tuple[object, int]] = [(globs.get(n), 0) for n in names if n in globs]
     while todo:
         value, depth = todo.pop()
         if isinstance(value, (types.FunctionType, type)):
-            if depth and globs.get(value.__name__) is value:
-                found.add(value.__name__)
-        elif depth <= 2 and type(value) in (dict, list, tuple, set, frozenset):
-            todo += [(v, depth + 1) for v in itertools.islice(value.values() if isinstance(value, dict) else value, 256)]  # type: ignore[union-attr]
+            name = getattr(value, "__name__", "")
+            if depth and globs.get(name) is value:
+                found.add(name)
+        elif depth <= 2 and type(value) in _CONTAINERS and isinstance(value, _CONTAINERS):
+            todo += [(v, depth + 1) for v in itertools.islice(value.values() if isinstance(value, dict) else value, 256)]
         elif depth <= 1 and (type(value) is types.SimpleNamespace or mine(value)):
             todo += [(v, depth + 1) for v in itertools.islice(list(getattr(value, "__dict__", {}).values()), 256)]
     return frozenset(found)

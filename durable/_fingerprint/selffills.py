@@ -212,10 +212,11 @@ def _filled(target: ast.AST, parents: Mapping[int, ast.AST], name: str) -> bool:
     """Whether `target` (`name` or `name[k]`) is bound to `name or make()` or
     under a test that it is missing."""
     stmt = parents.get(id(target))
+    if not (isinstance(stmt, ast.Assign) and any(t is target for t in stmt.targets)):
+        return False
     aliases = _aliases(target, parents, name)
-    others = [t for t in stmt.targets if t is not target] if isinstance(stmt, ast.Assign) else [target]
-    if target not in getattr(stmt, "targets", ()) or any(getattr(t, "id", None) not in aliases for t in others):
-        return False  # `v = C[k] = make(k)` of `v = C.get(k)` too
+    if any(getattr(t, "id", None) not in aliases for t in stmt.targets if t is not target):
+        return False  # `v = C[k] = make(k)` only of a `v = C.get(k)`
     if _container(stmt.value):
         return False  # `C[k] = []`: a list to append to, no memo
     value = stmt.value
@@ -308,7 +309,7 @@ def _aliased(use: ast.Name, parents: Mapping[int, ast.AST], name: str) -> bool:
         fill = any(isinstance(t, ast.Subscript) and getattr(t.value, "id", None) == name for t in above.targets)
         value = above.value
         got = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and getattr(value.func.value, "id", None) == name
-        return fill or (got and _got(value, parents) is not None)  # type: ignore[arg-type]
+        return fill or (got and isinstance(value, ast.Call) and _got(value, parents) is not None)
     if isinstance(above, ast.Compare):
         return len(above.ops) == 1 and isinstance(above.ops[0], (ast.Is, ast.IsNot)) and above.left is use
     return isinstance(above, (ast.Return, ast.If, ast.While)) or (isinstance(above, ast.UnaryOp) and isinstance(above.op, ast.Not))

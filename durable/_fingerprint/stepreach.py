@@ -283,7 +283,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
             return frozenset()
         used = names & written
         kept = only_written([node], written, shown=True)  # `print(sum(LOG))` reads none
-        kept |= unused_calls(list(walk(node)), used - kept, globs or {})  # `BAR.set_postfix(loss=x)`: none either
+        kept |= unused_calls(list(walk(node)), frozenset(used - kept), globs or {})  # `BAR.set_postfix(loss=x)`: none either
         writes |= used & kept
         reads |= used - kept
         # What the other names it uses reach through no function looked at here

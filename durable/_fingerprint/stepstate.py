@@ -24,11 +24,11 @@ from . import stepreach
 from .canon import is_our_decorator
 from .changers import LOGS, MUTATORS
 from .heldobjects import held_methods
+from .heldreads import held_helpers, reached_held, unread
 from .helperreads import helper_readers, helper_writes
 from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
-from .heldreads import held_helpers, reached_held, unread
 from .objectstate import object_writes, only_called
 from .reach import code_objects, is_durable
 from .selffills import filled_from_module, memo_only
