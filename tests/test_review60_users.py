@@ -28,7 +28,10 @@ from a result).
 Were stale: a tool a decorator puts in a registry (`TOOLS = {}`, `@tool`),
 called through it (`TOOLS[name](x)`, `AGENT.act(name, x)`), writing a
 global the next step reads, or reading one the first step wrote: no
-step's reach of the names saw it (`heldreads.reached_held`); now refused."""
+step's reach of the names saw it (`heldreads.reached_held`); and a
+closure a factory made over a global (`REMEMBER = make(NOTES)`, doing
+`notes.append(x)`), called by name or as an agent's tool
+(`helperreads._cells_written`). Now refused."""
 
 from __future__ import annotations
 
@@ -149,6 +152,12 @@ def remember(x):
 @tool
 def seen(q):
     return len(NOTES)"""
+FACTORY = """NOTES = []
+def make(notes):
+    def remember(x):
+        notes.append(x)
+    return remember
+"""
 CASES = {  # name: (module-level code, the first step's statements, the second's)
     "agent": (AGENT.replace("CALC", "0"), "AGENT.act('search', 'hi')", "return AGENT.act('calc', 'x')"),
     "pbar": ("PBAR = tqdm(total=2)", "PBAR.update(1)\n    PBAR.set_description('a')", "PBAR.update(1)\n    PBAR.close()\n    return 0"),
@@ -199,6 +208,12 @@ AGENT = Agent({"note": lambda x: AGENT.trace.append(x)})""", "AGENT.act('note', 
     # writing or reading a global the other step reads or writes, called through the registry.
     "registry_writes": (REGISTRY, "TOOLS['remember'](x)", "return len(NOTES)"),
     "registry_reads": (REGISTRY, "NOTES.append(x)", "return TOOLS['seen'](0)"),
+    # And a closure a factory made over a global (`REMEMBER = make(NOTES)`), called by name or
+    # as an agent's tool: its cell's writes are the global's.
+    "closure_writes": (FACTORY + "REMEMBER = make(NOTES)", "REMEMBER(x)", "return len(NOTES)"),
+    "closure_tool": (FACTORY + "class Agent:\n    def __init__(self, tools):\n        self.tools = tools\n"
+                     "    def act(self, name, x):\n        return self.tools[name](x)\nAGENT = Agent({'note': make(NOTES)})",
+                     "AGENT.act('note', x)", "return len(NOTES)"),
     "agent_registry_writes": (REGISTRY + "\n" + AGENT.replace("TOOLS = {}", "").replace("CALC", "0"), "AGENT.act('remember', x)", "return len(NOTES)"),
 }
 REFUSED = [n for n in CASES if list(CASES).index(n) >= list(CASES).index("agent_recalls")]
