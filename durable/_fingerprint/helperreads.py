@@ -16,7 +16,7 @@ import ast
 import functools
 import itertools
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .changers import LOGS, MUTATORS
@@ -105,13 +105,12 @@ def _cells_written(fn: object, logs: bool) -> list[object]:
     (`remember` of `REMEMBER = make(MEM)`, doing `mem.append(x)`): a global
     handed to the factory, which a call of the closure changes; every cell's
     where its code cannot be read."""
-    cells = getattr(fn, "__closure__", None) if isinstance(fn, types.FunctionType) and user_function(fn) else None
-    if not cells:
+    if not (isinstance(fn, types.FunctionType) and fn.__closure__ and user_function(fn)):
         return []
-    defs = definitions(fn)  # type: ignore[arg-type]
-    names = written_in(defs, logs) if defs else frozenset(fn.__code__.co_freevars)  # type: ignore[union-attr]
+    defs = definitions(fn)
+    names = written_in(defs, logs) if defs else frozenset(fn.__code__.co_freevars)
     found = []
-    for name, cell in zip(fn.__code__.co_freevars, cells, strict=False):  # type: ignore[union-attr]
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=False):
         try:
             found += [cell.cell_contents] if name in names else []
         except ValueError:  # an empty cell: nothing there yet
@@ -126,8 +125,8 @@ def _held(value: object, depth: int = 0) -> Iterator[object]:
     yield value
     if depth < 3 and (type(value) in (dict, list, tuple, types.SimpleNamespace) or mine(value)):
         spaced = isinstance(value, types.SimpleNamespace) or mine(value)
-        items = value.values() if isinstance(value, dict) else getattr(value, "__dict__", {}).values() if spaced else value
-        for item in list(itertools.islice(items, 256)):  # type: ignore[call-overload]
+        items: Iterable[object] = value.values() if isinstance(value, dict) else getattr(value, "__dict__", {}).values() if spaced else value  # type: ignore[assignment]
+        for item in list(itertools.islice(items, 256)):
             yield from _held(item, depth + 1)
 
 
