@@ -95,6 +95,25 @@ def only_functions(value: object, globs: Mapping[str, Any], depth: int = 0) -> b
     return False
 
 
+def own_attributes(value: object) -> dict[str, object]:
+    """What an object holds in its `__dict__`, read without running its
+    code (a `__getattr__` raising for any name: none, as for slots)."""
+    try:
+        found = object.__getattribute__(value, "__dict__")
+    except Exception:  # no `__dict__` (slots), or a descriptor raising
+        return {}
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def only_called(name: str, defs: list[ast.AST]) -> bool:
+    """Whether every use of `name` in `defs` calls a method of what it
+    holds (`PBAR.update(1)`): what that changes, `objectstate.object_writes` tells by
+    the method's code, not by its name."""
+    parents = {id(c): p for d in defs for p in walk(d) for c in ast.iter_child_nodes(p)}
+    uses = [n for d in defs for n in walk(d) if isinstance(n, ast.Name) and n.id == name]
+    return all(isinstance(a := parents.get(id(n)), ast.Attribute) and isinstance(c := parents.get(id(a)), ast.Call) and c.func is a for n in uses)
+
+
 def mine(value: object) -> bool:
     """An object of the user's class: no class, module or function."""
     return not isinstance(value, (type, types.ModuleType, types.FunctionType)) and users_class(type(value))

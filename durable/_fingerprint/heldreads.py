@@ -16,7 +16,7 @@ import types
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .heldobjects import mine
+from .heldobjects import mine, own_attributes
 from .objectstate import reads_object
 from .stepreach import links, names_used, reached
 
@@ -53,8 +53,8 @@ def _held_unread(d: ast.AST, names: frozenset[str], n: str, tree: ast.AST, globs
         return False
     for g in via:
         held = globs.get(g)
-        keys = frozenset(k for k, v in list(getattr(held, "__dict__", {}).items()) if v is obj)
-        named = _held_names(getattr(held, "__dict__", {}).values() if mine(held) else (), obj, globs, 0)
+        keys = frozenset(k for k, v in own_attributes(held).items() if v is obj)
+        named = _held_names(own_attributes(held).values() if mine(held) else (), obj, globs, 0)
         if not keys or named is None or n in reached(frozenset(table.get(g, ())) - {n} | named, tree):
             return False
         if reads_object(d, g, held, keys):
@@ -125,5 +125,5 @@ def held_functions(names: frozenset[str], globs: Mapping[str, Any]) -> frozenset
         elif depth <= 2 and type(value) in _CONTAINERS and isinstance(value, _CONTAINERS):
             todo += [(v, depth + 1) for v in itertools.islice(value.values() if isinstance(value, dict) else value, 256)]
         elif depth <= 1 and (type(value) is types.SimpleNamespace or mine(value)):
-            todo += [(v, depth + 1) for v in itertools.islice(list(getattr(value, "__dict__", {}).values()), 256)]
+            todo += [(v, depth + 1) for v in itertools.islice(list(own_attributes(value).values()), 256)]
     return frozenset(found)

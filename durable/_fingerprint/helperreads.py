@@ -22,7 +22,7 @@ from typing import Any
 from .changers import LOGS, MUTATORS
 from .handedwrites import SCALARS as _SCALARS
 from .handedwrites import handed_writes, resolved, user_function
-from .heldobjects import definitions, mine
+from .heldobjects import definitions, mine, own_attributes
 from .holds import held_callables
 from .imports import user_class
 from .localbound import bound_locals
@@ -125,7 +125,7 @@ def _held(value: object, depth: int = 0) -> Iterator[object]:
     yield value
     if depth < 3 and (type(value) in (dict, list, tuple, types.SimpleNamespace) or mine(value)):
         spaced = isinstance(value, types.SimpleNamespace) or mine(value)
-        items: Iterable[object] = value.values() if isinstance(value, dict) else getattr(value, "__dict__", {}).values() if spaced else value  # type: ignore[assignment]
+        items: Iterable[object] = value.values() if isinstance(value, dict) else own_attributes(value).values() if spaced else value  # type: ignore[assignment]
         for item in list(itertools.islice(items, 256)):
             yield from _held(item, depth + 1)
 

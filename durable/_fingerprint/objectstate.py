@@ -17,7 +17,15 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from .heldobjects import UNTOLD, bound_in, definitions, member_of, mine, only_functions
+from .heldobjects import (
+    UNTOLD,
+    bound_in,
+    definitions,
+    member_of,
+    mine,
+    only_functions,
+    own_attributes,
+)
 from .kept import shown_only
 from .localbound import bound_locals
 from .nodes import walk
@@ -87,15 +95,6 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
         for other, attrs in _through(node, parents, globs, value).items():  # `SVC.store.remember(x)`: STORE
             _add(found, other, attrs)
     return found
-
-
-def only_called(name: str, defs: list[ast.AST]) -> bool:
-    """Whether every use of `name` in `defs` calls a method of what it
-    holds (`PBAR.update(1)`): what that changes, `object_writes` tells by
-    the method's code, not by its name."""
-    parents = {id(c): p for d in defs for p in walk(d) for c in ast.iter_child_nodes(p)}
-    uses = [n for d in defs for n in walk(d) if isinstance(n, ast.Name) and n.id == name]
-    return all(isinstance(a := parents.get(id(n)), ast.Attribute) and isinstance(c := parents.get(id(a)), ast.Call) and c.func is a for n in uses)
 
 
 def _aliases(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, str]:
@@ -280,7 +279,7 @@ def _uses(cls: type, attr: str, seen: set[str], obj: object = _MISSING) -> _Uses
         return None
     for other in called:
         if inspect.getattr_static(cls, other, _MISSING) is _MISSING:
-            if not only_functions(getattr(obj, "__dict__", {}).get(other), fn.__globals__):  # `self.tools[k](x)` of `def`s: no `self`
+            if not only_functions(own_attributes(obj).get(other), fn.__globals__):  # `self.tools[k](x)` of `def`s: no `self`
                 return None  # what the object holds (`self.ops["add"](x)`): its own bound method, maybe
             continue
         more = _uses(cls, other, seen, obj)

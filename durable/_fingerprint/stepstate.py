@@ -23,13 +23,13 @@ from typing import Any
 from . import stepreach
 from .canon import is_our_decorator
 from .changers import LOGS, MUTATORS
-from .heldobjects import held_methods
+from .heldobjects import held_methods, only_called
 from .heldreads import held_helpers, reached_held, unread
 from .helperreads import helper_readers, helper_writes
 from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
-from .objectstate import object_writes, only_called
+from .objectstate import object_writes
 from .reach import code_objects, is_durable
 from .selffills import filled_from_module, memo_only
 from .source import find_definitions, runs_this_source, source_of
