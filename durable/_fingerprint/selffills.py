@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from .changers import MUTATORS
+from .entrychanges import FUNCS, ancestors, changed_result, named
 from .nodes import walk
 
 
@@ -61,7 +61,7 @@ def filled_from_module(part: ast.Attribute, parents: Mapping[int, ast.AST], me: 
     if not fills(part, parents, me):
         return False
     stmt = parents.get(id(part))
-    fn = next((p for p in _above(part, parents) if isinstance(p, _FUNCS)), None)
+    fn = next((p for p in ancestors(part, parents) if isinstance(p, FUNCS)), None)
     if not isinstance(stmt, ast.Assign) or fn is None:
         return False  # `setdefault`: what it is handed, maybe a parameter
     own = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg, fn.args.kwarg) if a is not None}
@@ -95,7 +95,7 @@ def memo_only(tree: ast.AST, name: str) -> bool:
     for node in walk(tree):
         if not (isinstance(node, ast.Name) and node.id == name):
             continue
-        inside = next((p for p in _above(node, parents) if isinstance(p, _FUNCS)), None)
+        inside = next((p for p in ancestors(node, parents) if isinstance(p, FUNCS)), None)
         if inside is None:
             stmt = parents.get(id(node))
             if isinstance(stmt, ast.Assign) and stmt.targets == [node] and _empty(stmt.value):
@@ -105,99 +105,17 @@ def memo_only(tree: ast.AST, name: str) -> bool:
         if use is None:
             return False
         filled[id(inside)] = filled.get(id(inside), False) or use
-        if isinstance(inside, ast.FunctionDef) and any(isinstance(p, ast.Return) for p in _above(node, parents)):
+        if isinstance(inside, ast.FunctionDef) and any(isinstance(p, ast.Return) for p in ancestors(node, parents)):
             handing.add(inside.name)
         if isinstance(inside, ast.FunctionDef) and _aliases(node, parents, name):  # `return v` of `v = C.get(k)`
             handing.add(inside.name)
-    if handing and any(_changed_result(c, parents) for c in walk(tree) if isinstance(c, ast.Call) and _named(c.func) in handing):
+    if handing and any(changed_result(c, parents) for c in walk(tree) if isinstance(c, ast.Call) and named(c.func) in handing):
         return False
     # Each function looking at it fills it too: `"hit" if k in CACHE else "miss"` alone is a read.
     return bool(filled) and all(filled.values())
 
 
-_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LOOKS = frozenset({"get", "keys", "values", "items"})
-
-
-def _named(func: ast.AST) -> str | None:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-
-
-def _changed_result(node: ast.AST, parents: Mapping[int, ast.AST], depth: int = 0) -> bool:
-    """Whether what `node` gives is changed where it stands (written into, a
-    changing method called on it: `lookup(k).append(x)`) or through the
-    local it is bound to (`v = lookup(k)`, then `v[0] = x`)."""
-    while True:
-        above = parents.get(id(node))
-        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
-            return True
-        if isinstance(above, (ast.Attribute, ast.Subscript)) and above.value is node:
-            call = parents.get(id(above))
-            if isinstance(above, ast.Attribute) and above.attr in MUTATORS and isinstance(call, ast.Call) and call.func is above:
-                return True
-            node = above
-        elif isinstance(above, ast.AugAssign):
-            return above.target is node
-        elif isinstance(above, ast.Assign) and above.value is node and depth < _DEEPEST:
-            names = {t.id for t in above.targets if isinstance(t, ast.Name)}
-            fn = next((p for p in _above(above, parents) if isinstance(p, _FUNCS)), None)
-            return _changed_names(fn, names, parents, depth + 1)
-        elif isinstance(above, (ast.Call, ast.keyword)) and getattr(above, "func", None) is not node:
-            return depth < _DEEPEST and _handed_to_writer(node, above, parents, depth + 1)
-        else:
-            return False
-
-
-def _changed_names(fn: ast.AST | None, names: set[str], parents: Mapping[int, ast.AST], depth: int) -> bool:
-    """Whether `fn` changes what its locals or parameters `names` hold."""
-    uses = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id in names] if fn is not None else []
-    return any(isinstance(n.ctx, ast.Load) and _changed_result(n, parents, depth) for n in uses)
-
-
-def _handed_to_writer(node: ast.AST, above: ast.AST, parents: Mapping[int, ast.AST], depth: int) -> bool:
-    """Whether the call `node` is handed to changes it: a library function
-    changing what it is handed first (`heapq.heappush(lookup(k), x)`), or a
-    function of the module changing the parameter taking it, itself or
-    through a call it hands it on to (`fill(lookup(k))` of `def
-    fill(items): items.append(x)`); one taking it in `*args` or `**kwargs`
-    counts as changing it. A function of another module's is not looked into."""
-    call = parents.get(id(above)) if isinstance(above, ast.keyword) else above
-    if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
-        return isinstance(call, ast.Call)  # `f(*xs, lookup(k))`: where it lands is not told
-    name = _named(call.func)
-    if name in _LIBRARY_WRITERS:
-        return bool(call.args) and call.args[0] is node
-    tree = _above(call, parents)[-1]
-    for fn in (d for d in walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == name):
-        params = [*fn.args.posonlyargs, *fn.args.args]
-        if params and isinstance(call.func, ast.Attribute) and isinstance(parents.get(id(fn)), ast.ClassDef):
-            params = params[1:]  # `obj.fill(lookup(k))`: after `self`
-        if isinstance(above, ast.keyword):
-            taken = [p.arg for p in [*params, *fn.args.kwonlyargs] if p.arg == above.arg]
-            rest = fn.args.kwarg
-        else:
-            at = call.args.index(node)  # type: ignore[arg-type]
-            taken = [params[at].arg] if at < len(params) else []
-            rest = fn.args.vararg
-        if (not taken and rest is not None) or _changed_names(fn, set(taken), parents, depth):
-            return True
-    return False
-
-
-# What a library changes of the object it is handed first (`changers._WRITERS`, numpy's).
-_LIBRARY_WRITERS = frozenset(
-    "heappush heappop heapify heapreplace heappushpop insort insort_left insort_right shuffle "
-    "copyto put place putmask fill_diagonal".split()
-)
-_DEEPEST = 4  # hand-offs followed: locals bound and calls handed on
-
-
-def _above(node: ast.AST, parents: Mapping[int, ast.AST]) -> list[ast.AST]:
-    found, at = [], parents.get(id(node))
-    while at is not None:
-        found.append(at)
-        at = parents.get(id(at))
-    return found
 
 
 def _empty(value: ast.expr) -> bool:
@@ -245,7 +163,7 @@ def _looked(expr: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
 
 def _lazy(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
     """Whether the module binds the global `node` names to None (a lazy client's)."""
-    tree = _above(node, parents)[-1]
+    tree = ancestors(node, parents)[-1]
     return any(
         isinstance(s, ast.Assign) and [getattr(t, "id", None) for t in s.targets] == [getattr(node, "id", "")]
         and isinstance(s.value, ast.Constant) and s.value.value is None
@@ -271,7 +189,7 @@ def _filled(target: ast.AST, parents: Mapping[int, ast.AST], name: str) -> bool:
         first = value.values[0]
         return isinstance(first, ast.Name) and first.id == name
     child: ast.AST = stmt
-    for node in _above(stmt, parents):
+    for node in ancestors(stmt, parents):
         if isinstance(node, (ast.If, ast.While)) and child in node.body and _missing_global(node.test, name, aliases):
             return True
         child = node
@@ -285,7 +203,7 @@ def _from_key(value: ast.AST, key: ast.AST | None, parents: Mapping[int, ast.AST
     the filling function beyond the key's (`C[k] = v`, `client =
     connect(url)`) is what its first caller handed: another step's call
     would fill in its own."""
-    fn = next((p for p in _above(value, parents) if isinstance(p, _FUNCS)), None)
+    fn = next((p for p in ancestors(value, parents) if isinstance(p, FUNCS)), None)
     if fn is None:
         return True
     args = fn.args
@@ -337,7 +255,7 @@ def _aliases(node: ast.AST, parents: Mapping[int, ast.AST], name: str) -> frozen
     """The locals of the function around `node` bound to `name.get(k)`
     (`_got`) that it otherwise only tests (`v is None`, `not v`), binds
     with a fill (`v = name[k] = make(k)`) or returns: the entry, or its absence."""
-    fn = next((p for p in _above(node, parents) if isinstance(p, _FUNCS)), None)
+    fn = next((p for p in ancestors(node, parents) if isinstance(p, FUNCS)), None)
     if fn is None:
         return frozenset()
     nodes = list(walk(fn))

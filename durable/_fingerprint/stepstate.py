@@ -191,11 +191,8 @@ def _reads(d: ast.AST, name: str, cls: type, attrs: frozenset[str], owner: str |
     via = {name} | ({params[0].arg} if owner == name and params else set())
     # Data it does not write, a step (read by its own body), or one it only
     # stores (`cls.runs += 1`: a count all bump).
-    harmless = {
-        id(a.value) for a in walk(d)
-        if isinstance(a, ast.Attribute)
-        and ((a.attr not in attrs and _inert(cls, a.attr)) or not isinstance(a.ctx, ast.Load))
-    }  # fmt: skip
+    harmless = {id(a.value) for a in walk(d) if isinstance(a, ast.Attribute)
+                and ((a.attr not in attrs and _inert(cls, a.attr)) or not isinstance(a.ctx, ast.Load))}  # fmt: skip
     return any(isinstance(n, ast.Name) and n.id in via and id(n) not in harmless for n in walk(d))
 
 
