@@ -197,18 +197,14 @@ def finish(
     else:  # and the code of the modules its arguments name (`named`)
         written = with_named(fn, with_written(fn, digest, spec.name), *call)
     record = StepRecord.made(pos, spec.name, fp, written, started, failures, produced)
+    kept = None
     if canonical is not None and written is digest:  # what its replay compares (`same_fields`)
-        record.args_bytes = kept_bytes(spec.signature, call[0], canonical)
+        kept = record.args_bytes = kept_bytes(spec.signature, call[0], canonical)
     if reopened is not None:
         record.extra["reopened"] = reopened
-    held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
-    rejoin = (
-        functools.partial(with_bound, spec.fn, held=held, bodies=bodies)
-        if spec.binds or reads
-        else None
-    )
-    # Not `*call`: a star call runs the function from C, costlier than a plain call.
-    if changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin):
+    # Bytes kept hold numbers passed positionally, which no step can change: what
+    # `changed_in_place` answers first (`immutable_call`), known here without asking.
+    if kept is None and _in_place(ctx, spec, reads, digest, call):
         record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
         warn(in_place_warning(spec.name))
     # One pass in C decides plain data, which holds no `Redacted`; only a
@@ -232,3 +228,18 @@ def finish(
         except LeaseLostError as e:
             raise lease_lost(ctx, record.position, e) from None
     return commit(ctx, record, value, persist=spec.persist and not redacted)
+
+
+def _in_place(
+    ctx: RunState, spec: StepSpec, reads: bool, digest: str,
+    call: tuple[tuple[Any, ...], dict[str, Any]],
+) -> bool:  # fmt: skip
+    """Whether the body changed an argument it was given (`identity.changed_in_place`)."""
+    held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
+    rejoin = (
+        functools.partial(with_bound, spec.fn, held=held, bodies=bodies)
+        if spec.binds or reads
+        else None
+    )
+    # Not `*call`: a star call runs the function from C, costlier than a plain call.
+    return changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin)
