@@ -75,11 +75,11 @@ def run_once(
         started, n, given_up, found = clock.clock.time(), 0, 0, []
     try:
         # `tries.enter(n)` without its call: `found` is empty.
-        reset = context.enter_step(live.pos, given_up + n, found, live.digest)
+        tokens = context.entered_step(live.pos, given_up + n, found, live.digest)
         try:
             value = spec.fn(*args, **kwargs)
         finally:
-            reset()
+            context.left_step(tokens)
     except Exception as exc:
         if not isinstance(exc, ControlFlow):
             if tries is None:
@@ -135,7 +135,8 @@ class Tries:
     def enter(self, n: int) -> Callable[[], None]:
         """Try n's body runs from here until the returned reset."""
         self.found.clear()
-        return context.enter_step(self.live.pos, self.given_up + n, self.found, self.live.digest)
+        entered = context.entered_step(self.live.pos, self.given_up + n, self.found, self.live.digest)
+        return functools.partial(context.left_step, entered)
 
     def call(self, n: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         if n > self.used:  # a retry is a boundary, once its delay is over: as an item's (`tries`)
