@@ -213,6 +213,7 @@ ItemScope = tuple[Position, int, object]
 # of: the call's digest (`call_key`) or an item's key, the artifacts list);
 # position and key None where only artifacts are collected (`artifacts`).
 StepFrame = tuple[Position | None, int, object, list[tuple[str, str | None]] | None]
+StepTokens = tuple[contextvars.Token[Any], contextvars.Token[Any]]  # `entered_step`'s
 _step_var: contextvars.ContextVar[StepFrame | None] = contextvars.ContextVar(
     "durable_step", default=None
 )
@@ -267,24 +268,23 @@ def mark_thread(run: RunState | None) -> RunState | None:
     return before
 
 
-def enter_step(
+def entered_step(
     position: Position, attempt: int, found: list[tuple[str, str | None]], digest: str
-) -> Callable[[], None]:
-    """A step body runs here: durable calls in it run plainly (`enter_plain`)
-    and the artifacts it registers go to found; `digest`: its call's, of
-    which its idempotency key is made. One reset for both. The scope the
-    body's tasks would be numbered in is left as it is: no run is active
-    here, which the task factory asks first (`taskfactory`)."""
-    tokens = (_step_var.set((position, attempt, digest, found)), _active_var.set(None))
+) -> StepTokens:
+    """A step body runs from here to `left_step` of what this returns: durable
+    calls in it run plainly (`enter_plain`), the artifacts it registers go to
+    found; `digest`: its call's, of which its idempotency key is made. The scope
+    its tasks would be numbered in is left as it is: no run is active here,
+    which the task factory asks first (`taskfactory`)."""
+    return (_step_var.set((position, attempt, digest, found)), _active_var.set(None))
 
-    def reset() -> None:
-        try:  # every step: two calls, not a loop
-            _active_var.reset(tokens[1])
-            _step_var.reset(tokens[0])
-        except RuntimeError:  # run again after a Ctrl-C landed in it (`plan.drive_sync`)
-            reset_vars(tokens)
 
-    return reset
+def left_step(tokens: StepTokens) -> None:
+    try:  # every step: two calls, not a loop
+        _active_var.reset(tokens[1])
+        _step_var.reset(tokens[0])
+    except RuntimeError:  # run again after a Ctrl-C landed in it (`plan.drive_sync`)
+        reset_vars(tokens)
 
 
 def enter_plain(
