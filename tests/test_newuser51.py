@@ -73,3 +73,64 @@ def test_show_and_runs_say_the_level_each_run_was_written_under(
     listed = {d["runId"]: d["durability"] for d in json.loads(capsys.readouterr().out)}
     assert listed == {"p1": "batch", "p1.0": "batch", "p2": "none", "p2.0": "none"}, listed
     assert (family / "counts").read_text().split() == ["leaf"] * 4
+
+
+HELPED = """\
+import os
+
+import durable
+
+SCALE = 2
+
+
+def note(what: str) -> None:
+    with open("counts", "a") as f:
+        f.write(what + "\\n")
+
+
+def scaled(x: int) -> int:
+    return x * SCALE
+
+
+@durable.step
+def a(x: int) -> int:
+    note("a")
+    return scaled(x)
+
+
+@durable.step
+def b(x: int) -> int:
+    note("b")
+    if not os.path.exists("fixed"):
+        raise RuntimeError("not yet")
+    return x + 1
+
+
+@durable.workflow
+def wf() -> int:
+    return b(a(3))
+"""
+
+
+def test_a_constant_a_helper_reads_is_named_by_the_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: SCALE edited between a failure and the resume, the refusal
+    said only "a: helper flow.py:scaled changed", whose code had not
+    changed: the constant the helper reads, the real cause, went unnamed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(HELPED)
+    assert main(["run", "flow.py:wf", "--run-id", "h1"]) == 1
+    (tmp_path / "flow.py").write_text(HELPED.replace("SCALE = 2", "SCALE = 3"))
+    (tmp_path / "fixed").touch()
+    capsys.readouterr()
+    assert main(["run", "flow.py:wf", "--run-id", "h1", "--resume"]) == 2
+    said = capsys.readouterr().err.splitlines()
+    assert "(changed: a: helper flow.py:scaled changed (constant SCALE changed): " in said[0], said
+    assert (tmp_path / "counts").read_text().split() == ["a", "b"]  # the refusal ran nothing
+    (tmp_path / "flow.py").write_text(HELPED.replace("x * SCALE", "x * SCALE * 1"))  # its code alone
+    assert main(["run", "flow.py:wf", "--run-id", "h1", "--resume"]) == 2
+    assert "(changed: a: helper flow.py:scaled changed: " in capsys.readouterr().err
+    assert main(["run", "flow.py:wf", "--run-id", "h1", "--resume", "--on-change", "rerun"]) == 0
+    assert (tmp_path / "counts").read_text().split() == ["a", "b", "a", "b"]
