@@ -2,11 +2,14 @@
 `durable show` and `durable runs --json` said nothing of the level a run's
 records were written under, so a user who ran with `--durability none` (or
 whose child run took its caller's level) could not tell afterwards what a
-power loss may take of it."""
+power loss may take of it. `durable fork RUN --at N` of a run whose
+process died said that its unfinished step "may be executing now; fork
+again once it has finished", which it never will."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -134,3 +137,54 @@ def test_a_constant_a_helper_reads_is_named_by_the_refusal(
     assert "(changed: a: helper flow.py:scaled changed: " in capsys.readouterr().err
     assert main(["run", "flow.py:wf", "--run-id", "h1", "--resume", "--on-change", "rerun"]) == 0
     assert (tmp_path / "counts").read_text().split() == ["a", "b", "a", "b"]
+
+
+KILLED = """\
+import os
+
+import durable
+
+
+@durable.step
+def a() -> int:
+    return 1
+
+
+@durable.step
+def b(x: int) -> int:
+    os._exit(9)  # as the out-of-memory killer would
+
+
+@durable.workflow
+def wf() -> int:
+    return b(a())
+"""
+
+
+@pytest.mark.slow  # a forked process, killed
+def test_fork_past_a_killed_runs_end_says_it_was_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "position 1 of run 'k1' is not finished (the run is marked
+    running: that step may be executing now; fork again once it has
+    finished)" of a run `durable runs` lists as interrupted; and `--at -1`
+    was told of that position too, not that positions count from 0."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(KILLED)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child leaves by os._exit only
+        try:
+            main(["run", "flow.py:wf", "--run-id", "k1"])
+        finally:
+            os._exit(1)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 9
+    capsys.readouterr()
+    assert main(["fork", "k1", "--at", "2"]) == 2
+    said = capsys.readouterr().err
+    assert "position 1 of run 'k1' is not finished (the run was interrupted: its process died" in said, said
+    assert "may be executing now" not in said and "must be between 0 and 1" in said, said
+    assert main(["fork", "k1", "--at", "-1"]) == 2
+    said = capsys.readouterr().err
+    assert "fork position -1 is out of range: positions count from 0, so " in said, said
+    assert main(["fork", "k1", "--at", "1", "--new-run-id", "k2"]) == 0  # what it says works
