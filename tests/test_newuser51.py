@@ -72,6 +72,8 @@ def test_show_and_runs_say_the_level_each_run_was_written_under(
         text, doc = _shown(run_id, capsys)
         assert f"durability {level}" in text, (run_id, text[:7])
         assert doc["durability"] == level, (run_id, doc)
+    assert main(["show", "p1.0", "--html", "p.html"]) == 0
+    assert " · durability batch · " in (family / "p.html").read_text()
     assert main(["runs", "--json"]) == 0
     listed = {d["runId"]: d["durability"] for d in json.loads(capsys.readouterr().out)}
     assert listed == {"p1": "batch", "p1.0": "batch", "p2": "none", "p2.0": "none"}, listed
