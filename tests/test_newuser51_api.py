@@ -42,3 +42,19 @@ def test_a_wrong_workflow_option_is_shown_at_the_users_line(
     assert said in str(e.value), str(e.value)
     ours = [f.name for f in traceback.extract_tb(e.value.__traceback__) if f.filename.startswith(PACKAGE)]
     assert ours == ["checked"], ours  # the one line that raises it again
+
+
+def test_a_level_given_to_a_step_names_every_call_that_takes_one() -> None:
+    """Before: "durability is an option of configure(), not of step()": a
+    user who wants one workflow's records synced less was sent to the
+    process-wide setting, not told of workflow() and with_options()."""
+    with pytest.raises(TypeError) as e:
+
+        @durable.step(durability="none")  # type: ignore[call-overload]
+        def fetch() -> int:
+            return 1
+
+    said = str(e.value)
+    assert said.endswith(
+        "durability is an option of configure(), with_options() and workflow(), not of step()"
+    ), said
