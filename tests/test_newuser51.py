@@ -190,3 +190,48 @@ def test_fork_past_a_killed_runs_end_says_it_was_interrupted(
     said = capsys.readouterr().err
     assert "fork position -1 is out of range: positions count from 0, so " in said, said
     assert main(["fork", "k1", "--at", "1", "--new-run-id", "k2"]) == 0  # what it says works
+
+
+READS = """\
+import os
+from pathlib import Path
+
+import durable
+
+
+@durable.step
+def load(path: str) -> int:
+    durable.artifact(path)  # an input: its content counts
+    return len(Path(path).read_text())
+
+
+@durable.step
+def b(x: int) -> int:
+    if not os.path.exists("fixed"):
+        raise RuntimeError("not yet")
+    return x + 1
+
+
+@durable.workflow
+def wf() -> int:
+    return b(load("data.txt"))
+"""
+
+
+def test_a_step_run_again_for_its_changed_input_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the resume after data.txt changed printed "[0] load
+    executed", as if the record had been lost; why it ran again was kept
+    in its record and said nowhere."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "flow.py").write_text(READS)
+    (tmp_path / "data.txt").write_text("hello")
+    assert main(["run", "flow.py:wf", "--run-id", "d1"]) == 1
+    (tmp_path / "data.txt").write_text("hello world")
+    (tmp_path / "fixed").touch()
+    capsys.readouterr()
+    assert main(["run", "flow.py:wf", "--run-id", "d1", "--resume"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[:2] == ["  [0] load executed again: artifact data.txt changed", "  [1] b executed"], lines
