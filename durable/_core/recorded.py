@@ -14,10 +14,8 @@ from collections.abc import Iterator, MutableMapping
 from operator import attrgetter
 from typing import Any
 
-import msgpack
-
 from .._storage.base import Store
-from .._storage.codec import unpack
+from .._storage.codec import unpack_row
 from .._storage.keys import Position, format_position, record_name
 from .._storage.noted import CARRIED, DAMAGE, THERE
 from .._storage.records import (
@@ -31,8 +29,6 @@ from .._storage.records import (
     unseal,
 )
 from ..errors import CorruptRecordError
-
-_unpack_row = msgpack.unpackb  # no keywords to parse: a row's strings are text, its keys str
 
 
 class Recorded(MutableMapping[Position, StepRecord]):
@@ -79,7 +75,7 @@ class Recorded(MutableMapping[Position, StepRecord]):
         assert self._store is not None  # bytes are only kept with their store
         body = intact_body(raw, self._store.signing_key)
         try:  # msgpack's defaults: a row's map keys are str (else `get` decodes it)
-            row = body is not None and _unpack_row(body)
+            row = body is not None and unpack_row(body)
         except Exception:
             return None
         if type(row) is not list or len(row) != ROW or row[0] != FORMAT:

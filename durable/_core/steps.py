@@ -81,9 +81,10 @@ def replay_or_prepare(
     canonical = call_bytes(sig, args, kwargs) if sig is not None else None
     plain = still_plain(ctx, spec)
     # Most replayed calls: of a step this run found plain, their bytes their whole identity.
-    replaying = plain is not None and canonical is not None and type(pos) is int
-    if replaying:
-        value = replayed(ctx, pos, spec.name, plain[2], None, canonical)  # type: ignore[index]
+    replaying = False
+    if plain is not None and canonical is not None and type(pos) is int:
+        replaying = True
+        value = replayed(ctx, pos, spec.name, plain[2], None, canonical)
         if value is not MISS:
             return value
     digest = call_digest(sig, args, kwargs, spec.name) if canonical is None else None
