@@ -24,7 +24,6 @@ _CRC_HEAD = len(_MAGIC) + 1 + 4
 _CRC32 = struct.Struct(">I")
 _CRC_SEED = zlib.crc32(_CRC)  # the flag is summed too: a flipped flag is damage
 _CRC_START = _MAGIC + _CRC  # how a CRC envelope starts (one comparison, no slice)
-_carried, _crc_small = _CRC32.unpack_from, zlib.crc32  # read once a replayed step
 
 # The envelope: magic, flag, sha256(flag + rest), rest; rest is the body, or
 # HMAC-SHA256(key, body) + body when signed. The checksum covers every byte
@@ -115,11 +114,11 @@ def intact_body(data: bytes, key: bytes | None) -> bytes | None:
     """The body of an intact unsigned (CRC) envelope when the store has no
     signing key: the whole check of most records, with nothing named. None
     for anything else, which `unseal` then checks and names."""
-    if key is None and data.startswith(_CRC_START) and len(data) >= _CRC_HEAD:
-        body = data[_CRC_HEAD:]
-        if (_crc_small if len(body) < LARGE else crc32)(body, _CRC_SEED) == _carried(data, 5)[0]:
-            return body
-    return None
+    if key is not None or not data.startswith(_CRC_START) or len(data) < _CRC_HEAD:
+        return None
+    body = data[_CRC_HEAD:]
+    crc = zlib.crc32(body, _CRC_SEED) if len(body) < LARGE else crc32(body, _CRC_SEED)
+    return body if _CRC32.unpack_from(data, 5)[0] == crc else None
 
 
 def _unseal_crc(
