@@ -27,12 +27,19 @@ def chosen(
     try:
         return (yield from plan)
     except DefinitionChangedError as e:
-        made = _made(option, run_id, given, e)
-        e.args = (f"{e}\n{made}",)
+        e.args = (f"{e}\n{made_note(option, run_id, given, e)}",)
         raise
 
 
-def _made(option: Callable[..., str], run_id: str, given: inspect.BoundArguments, e: DefinitionChangedError) -> str:
+def made_note(
+    option: Callable[..., str],
+    run_id: str,
+    given: inspect.BoundArguments,
+    e: DefinitionChangedError,
+    own_id: str = "with_options(run_id='...')",
+) -> str:
+    """What the refusal says of the id: `own_id` is how to give one (the
+    command line's `--run-id ID`)."""
     shown = ", ".join(f"{k}={preview_of(v, 40)}" for k, v in given.arguments.items())
     name = getattr(option, "__name__", "")
     made = f"The run id {run_id!r} was not given: the workflow's run_id= function"
@@ -43,5 +50,5 @@ def _made(option: Callable[..., str], run_id: str, given: inspect.BoundArguments
         what = ", ".join(differ) or "An argument"
         made += (f" {what} differ{'s' if len(differ) < 2 else ''} from the run's, yet the id is "
                  "the same: make run_id= read it too, so that such calls are runs of their own, "
-                 "or give this call its own id with with_options(run_id='...').")  # fmt: skip
+                 f"or give this call its own id with {own_id}.")  # fmt: skip
     return made

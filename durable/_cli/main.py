@@ -167,7 +167,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command("show", manage.cmd_show, "show a run's steps")
     p.add_argument("run_id", metavar="RUN", help=_RUN)
-    p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
+    p.add_argument("--workflow", "-w", metavar="WORKFLOW", help=_WORKFLOW)
     p.add_argument("--json", action="store_true", help="print a JSON document")
     p.add_argument(
         "--values", action="store_true", help="with --json: full outputs and arguments"
@@ -175,7 +175,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML timeline")
     p = command("rm", manage.cmd_rm, "remove runs and their records (never one a live process holds)")
     p.add_argument("run_ids", metavar="RUN", nargs="+", help="the ids of the runs to remove")
-    p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
+    p.add_argument("--workflow", "-w", metavar="WORKFLOW", help=_WORKFLOW)
     p = command(
         "gc", manage.cmd_gc,
         "remove old runs of every workflow; every filter given narrows what goes: "
@@ -194,7 +194,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    help="remove only runs with this status (repeatable): "
                    f"{', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
-    p.add_argument("--workflow", metavar="W", help="only the runs of this workflow")
+    p.add_argument("--workflow", metavar="WORKFLOW", help="only the runs of this workflow")
     p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run "
                 "(nothing runs; resume it with durable run ... --run-id NEW --resume)")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to copy")
@@ -202,7 +202,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    help="first position to re-run, as `durable show RUN` numbers them (POS)")  # fmt: skip
     p.add_argument("--new-run-id", metavar="ID",
                    help="the new run's id (default: RUN-fork-<random>); printed on stdout")  # fmt: skip
-    p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
+    p.add_argument("--workflow", "-w", metavar="WORKFLOW", help=_WORKFLOW)
     _durability(p, code=False)
     p = command("run", "durable._cli.run:cmd_run", "run or resume a workflow: path/to/file.py:wf or package.module:wf")
     p.add_argument("target", metavar="TARGET", help=_TARGET)
@@ -239,7 +239,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p = command("cancel", "durable._cli.cancel:cmd_cancel",
                 "cancel a run: its holder stops at its next look for the mark (a step boundary, or its end); it ends `cancelled`, and only `durable run --restart` runs it again (`durable show RUN` prints that line)")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to cancel")
-    p.add_argument("--workflow", "-w", metavar="W", help=_WORKFLOW)
+    p.add_argument("--workflow", "-w", metavar="WORKFLOW", help=_WORKFLOW)
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command("recover", "durable._cli.recover:cmd_recover",
                 "resume every interrupted or failed run of a workflow whose holder is gone; "

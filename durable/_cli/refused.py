@@ -20,6 +20,8 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
     given = "".join(f" --var {shell_words(v)}" for v in getattr(args, "var", None) or [])
     answers = _answers(args)
     changed = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_steps.items()))
+    made = getattr(args, "made_by", None) if again is not None else None  # `run._implied_run_id`
+    made_by = f"  {made(e)}\n" if made is not None else ""
     if e.changed_arguments:  # a completed run, called with other arguments
         differ = ", ".join(f"{k}: {v}" for k, v in sorted(e.changed_arguments.items()))
         print(
@@ -34,7 +36,7 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
                 "  start fresh with these arguments with --restart, use another --run-id, or "
                 "re-run from the first step whose arguments differ with --on-change rerun "
                 "(or DURABLE_ON_CHANGE=rerun)"
-            ),
+            ) + f"\n{made_by}".rstrip("\n"),
             file=sys.stderr,
         )  # fmt: skip
         return 2
@@ -50,7 +52,7 @@ def refused_change(e: DefinitionChangedError, args: argparse.Namespace) -> int:
             f"({changed or 'its arguments or its step code changed'}). Nothing from "
             f"position {e.position} on was executed."
         )
-    print(f"durable: refused: run {id_word(e.run_id)} of {e.workflow}: {text}", file=sys.stderr)
+    print(f"durable: refused: run {id_word(e.run_id)} of {e.workflow}: {text}\n{made_by}", file=sys.stderr, end="")
     if e.note:  # the change may be durable's own (an upgrade), not the code's
         print(f"  {advised(e.note, command(args))}", file=sys.stderr)
     if again is not None:

@@ -17,7 +17,7 @@ from .._storage.base import Store
 from ..errors import DurableError
 from . import howto
 from .common import UsageError, command
-from .values import by_annotation
+from .typed import by_annotation
 
 
 def restart_with(

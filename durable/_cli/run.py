@@ -4,38 +4,35 @@ resume or restart one of its runs, reporting where it ended."""
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any
 
 from .. import on_event
+from .._api.chosen import made_note
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
-from .._errortext import PACKAGE, id_word, program, said_reason, shell_words
-from .._manage.history import describe
-from .._manage.runs import RunInfo, list_runs, no_folder, not_found, run_info
+from .._errortext import id_word, program, shell_words
+from .._manage.runs import list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
 from .._storage.keys import check_key_part
-from ..errors import Cancelled, DurableError, RunKilledError, SerializationError, Stopped, Suspended
+from ..errors import Cancelled, DurableError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
-from . import howto
 from .common import (
     UsageError,
-    advised,
     command,
     is_refusal,
     new_namesake,
     not_the_commands,
     renamed_runs,
-    rerun,
 )
-from .format import duration, value_text, waiting_line
+from .format import duration, waiting_line
+from .report import Report
 from .restart import dropped_line, not_recorded, restart_with
 from .target import load_target
-from .values import by_annotation, check_input_numbers, check_names, check_types, parse_vars
+from .typed import by_annotation, check_types
+from .values import check_input_numbers, check_names, parse_vars
 
 
 def cmd_run(args: argparse.Namespace, store: Store) -> int:
@@ -95,7 +92,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         wait=args.wait,
         durability=args.durability,
     )
-    report = _Report(args, store, wf.name, run_id)
+    report = Report(args, store, wf.name, run_id)
     if args.store is None and not_the_commands(store):
         report.say(
             f"  run {id_word(run_id)} is kept in store {store.url} (the workflow's store=, or its "
@@ -146,7 +143,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
     return report.done(run, existed=exists)
 
 
-def _print_operations(report: _Report) -> Callable[[], None]:
+def _print_operations(report: Report) -> Callable[[], None]:
     """One line per operation of this run on stderr, as it executes or
     replays (a subscriber of the event stream); returns the way to stop."""
     run_id = report.run_id
@@ -191,7 +188,11 @@ def _implied_run_id(
         )
         raise UsageError(f"no unfinished run of {wf.name} in {store.url} to resume; nothing was "
                          f"executed. {then}" + ("" if folder else renamed_runs(args, store, wf.name)))  # fmt: skip
-    return run_id_of(wf, _check_arguments(wf, variables))
+    bound = _check_arguments(wf, variables)
+    run_id = run_id_of(wf, bound)
+    if callable(made := wf.options.run_id):  # a refusal says the function made the id (`refused`)
+        args.made_by = lambda e: made_note(made, run_id, bound, e, "--run-id ID")
+    return run_id
 
 
 def _check_arguments(wf: Workflow[Any, Any], variables: dict[str, Any]) -> Any:
@@ -214,117 +215,3 @@ def _failed_here(store: Store, workflow: str, run_id: str, before: bytes | None)
         )
     except DurableError:
         return False
-
-
-class _Report:
-    """Says where a run ended, on stderr; the final value goes to stdout."""
-
-    def __init__(self, args: argparse.Namespace, store: Store, workflow: str, run_id: str):
-        self.debug = args.debug
-        self.durable, self.rerun = command(args), rerun(args, run_id)
-        self.store, self.workflow, self.run_id = store, workflow, run_id
-        self.started = False  # this process started (or resumed) the run
-
-    def say(self, text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
-    def info(self) -> RunInfo | None:
-        try:
-            return run_info(self.store, self.workflow, self.run_id)
-        except DurableError:
-            return None  # stopped before its manifest was written
-
-    def done(self, run: Any, *, existed: bool) -> int:
-        if run.resumed_from_step is not None:
-            n = run.resumed_from_step
-            self.say(
-                f"Resumed from step {n + 1} (position {n}): {run.steps_replayed} replayed, "
-                f"{run.steps_executed} executed"
-            )
-        if existed and run.resumed_from_step is None and run.steps_executed == 0:
-            # Its value is next: "run ... completed" between read as that value.
-            self.say(f"run {id_word(self.run_id)} had already completed; its recorded value:")
-        else:
-            self.say(f"run {id_word(self.run_id)} completed")
-        print(value_text(run.value), flush=True)
-        return 0
-
-    def suspended(self, reason: str, waiting: str | None, at: object = None) -> int:
-        """`at`: the position it waits at, as the run's own Suspended says; the
-        first unrecorded one may lie past a rerun's records not reached yet."""
-        info = self.info()
-        pos = at if isinstance(at, int) else info.position or 0 if info else 0
-        self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {said_reason(reason)}")
-        answer = howto.answer_flags(info, reason, waiting)
-        self.say(f"  continue with: {self.rerun} --resume {answer}".rstrip())  # no parameter: nothing to give
-        return 3
-
-    def stopped(self, signum: int | None) -> int:
-        info = self.info()
-        name = signal.Signals(signum).name if signum is not None else "request_stop()"
-        if not self.started:  # stopped waiting for the lease: the run is its holder's
-            self.say(f"stopped waiting for run {id_word(self.run_id)} ({name}); nothing was executed here")
-            return 128 + (signum if signum is not None else signal.SIGINT)
-        steps = info.steps if info else 0
-        self.say(
-            f"run {id_word(self.run_id)} interrupted by {name} with {steps} step{'s' if steps != 1 else ''} "
-            f"recorded{self._kept()}"
-        )
-        self.say(f"  continue with: {self.rerun} --resume")
-        return 128 + (signum if signum is not None else signal.SIGINT)
-
-    def _kept(self) -> str:
-        """The items a checkpointed `loop_over` block kept: "0 steps
-        recorded" alone read as if the block's finished items were lost."""
-        try:
-            info, steps = describe(self.store, self.workflow, self.run_id)
-        except DurableError:
-            return ""
-        kept = [s for s in steps if s.kind == "loop" and s.position == info.position and s.preview]
-        if not kept:
-            return ""
-        return f" and {kept[0].preview} in {kept[0].name} (a resume does not run them again)"
-
-    def failed(self, exc: BaseException) -> int:
-        if self.debug:
-            traceback.print_exception(type(exc), exc, exc.__traceback__)
-        message = str(exc).strip().splitlines()
-        self.say(
-            f"run {id_word(self.run_id)} failed{self._where(exc)}: "
-            f"{type(exc).__name__}: {advised(message[0], self.durable) if message else ''}"
-        )
-        if not self.debug and (at := _raised_at(exc)):
-            self.say(f"  raised at {at} (--debug prints the traceback)")
-        if isinstance(exc, RunKilledError) and exc.run_id == self.run_id:  # a resume is refused again
-            for line in howto.killed_ways(self.durable, self.store, self.workflow, self.run_id, exc.times):
-                self.say(line)
-            return 1
-        # The usual fix, an edit of the failed step, makes a plain resume refused as changed code.
-        self.say(f"  fix the cause, then: {self.rerun} --resume (after an edit of the code: "
-                 f"{self.rerun} --resume --on-change rerun, which runs again from the first "
-                 "step that changed)")  # fmt: skip
-        return 1
-
-    def _where(self, exc: BaseException) -> str:
-        try:
-            info, steps = describe(self.store, self.workflow, self.run_id)
-        except DurableError:
-            return ""
-        pos = info.position if info.position is not None else info.steps
-        pos = exc.position if isinstance(exc, RunKilledError) else pos  # the step that killed it left no record
-        names = [s.name for s in steps if s.position == pos and s.status != "changed"]
-        # A step whose output could not be recorded left no record: its error names it.
-        unrecorded = exc.step if isinstance(exc, SerializationError) else "the workflow body"
-        unrecorded = (exc.step or "the step its process died in") if isinstance(exc, RunKilledError) else unrecorded
-        return f" at step {pos + 1} (position {pos}, {names[0] if names else unrecorded})"  # as `suspended()`
-
-
-def _raised_at(exc: BaseException) -> str:
-    """The innermost line outside durable the error went through (`file, line
-    N, in name: text`): its type and message alone did not say what to fix."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(PACKAGE)]
-    if not frames:
-        return ""
-    last, here = frames[-1], os.path.relpath(frames[-1].filename)
-    where = f"{last.filename if here.startswith('..') else here}, line {last.lineno}, in {last.name}"
-    return where + (f": {last.line.strip()}" if last.line else "")

@@ -124,4 +124,7 @@ def no_value(message: str, typed: Sequence[str], parser: argparse.ArgumentParser
     action = parser._option_string_actions.get(needs[1])
     what = (action.metavar if action is not None and isinstance(action.metavar, str) else None) or "VALUE"
     line = [*typed[: given + 1], what, *typed[given + 1 :]]
+    # Its help, when a phrase: a placeholder alone said nothing of what to pass.
+    about = action.help if action is not None and isinstance(action.help, str) else ""
+    what += f" ({about})" if about and len(about) <= 80 and "(" not in about else ""
     return f"; {needs[1]} takes {what}: {program()} {shell_words(*line)}"

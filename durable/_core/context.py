@@ -48,6 +48,7 @@ class RunState(Compared):
     timers: dict[Position, tuple[float, str | None]] = field(default_factory=dict)
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
     policy: str = "refuse"
+    durability: str | None = None  # the level it was given (a child takes it): None, its store's
     fingerprints: dict[int, str] = field(default_factory=dict)
     vouched: dict[int, tuple[Any, str]] = field(default_factory=dict)  # `StepSpec.check_code`
     plain: dict[int, tuple[Any, Any, str]] = field(default_factory=dict)  # `steps._plain_in`

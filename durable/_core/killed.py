@@ -30,6 +30,8 @@ from .context import RunState
 
 VARIABLE, DEFAULT, KEY = "DURABLE_MAX_RECOVERY_ATTEMPTS", 3, "killed"
 CHILD = "a child workflow call"  # what `child_plan` takes its position as
+# What a refused attempt ends a run found `running` with: no attempt, no death.
+REFUSALS = ("RunKilledError", "DefinitionChangedError", "NondeterminismError")
 
 
 def count_killed(
@@ -57,8 +59,8 @@ def count_killed(
     if manifest.status == "running":
         times = kept[2] + 1 if kept is not None and same else 1
         manifest.extra[KEY] = [*place, times]
-    elif kept is not None and same and (manifest.error or {}).get("type") == "RunKilledError":
-        times = kept[2]  # refused last time: still refused, unless the limit was raised
+    elif kept is not None and same and (manifest.error or {}).get("type") in REFUSALS:
+        times = kept[2]  # refused last time: the deaths before stand (`lifecycle.refused`)
     else:
         manifest.extra.pop(KEY, None)
         return None

@@ -20,6 +20,7 @@ from .._storage.records import RunRecord, keep_encoded
 from ..errors import LeaseLostError, SerializationError, StorageError
 from .arguments import at_default, encode_arguments
 from .definition import Definition
+from .killed import KEY as KILLED
 from .rules import KEY as RULES
 from .rules import rules
 
@@ -128,6 +129,29 @@ def finish(
         add_note = getattr(pending, "add_note", None)  # Python 3.11+
         if add_note is not None:
             add_note(f"durable: the run's status ({status}) was not recorded either: {e}")
+
+
+def refused(
+    store: Store, before: RunRecord | None, manifest: RunRecord, error: BaseException, records: Any, level: str
+) -> None:
+    """A refused attempt's end: the run as it found it (arguments, status: a
+    suspended run still awaits its answer), its records noted. A run found
+    `running` (its holder died) or made by this attempt has no end of its
+    own to go back to: left `running`, the next attempt took over from a
+    holder that had ended (refused) and counted a death nobody died. It
+    ends `failed` with the refusal, the deaths this attempt counted kept
+    (`killed.count_killed` keeps them past a refusal)."""
+    if before is None:
+        finish(store, manifest, "failed", error=error_summary(error))
+        return
+    synced = store.end_run(manifest.workflow, manifest.run_id)
+    note(before.extra, records, error, level)  # a rerun may have dropped some
+    note_synced(before.extra, synced)
+    if before.status == "running":
+        before.status, before.error = "failed", error_summary(error)
+        if KILLED in manifest.extra:
+            before.extra[KILLED] = manifest.extra[KILLED]
+    write_manifest(store, before)
 
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:

@@ -17,9 +17,8 @@ from .._fingerprint.madewith import as_run
 from .._frozen import Frozen, dataclass
 from .._settings import setting
 from .._storage.base import Store
-from .._storage.durability import resolve_durability
-from .._storage.manifest import copy_manifest, decode_manifest, write_manifest
-from .._storage.noted import DAMAGE, note, note_synced
+from .._storage.manifest import copy_manifest, decode_manifest
+from .._storage.noted import DAMAGE, note
 from .._storage.records import RunRecord
 from ..errors import (
     ArtifactMissingError,
@@ -39,7 +38,7 @@ from .entry import enter_run
 from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .killed import count_killed
-from .lifecycle import complete, error_summary, finish, start
+from .lifecycle import complete, error_summary, finish, refused, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, records_kept, result_run, without_leftovers
 from .ownstate import after_body
@@ -62,7 +61,7 @@ class Options(Frozen):
     wait: float | None = None
     keep_last: int | None = None
     progress_file: str | os.PathLike[str] | None = None
-    durability: str | None = None  # None: the store's level (`resolve_durability`)
+    durability: str | None = None  # None: the store's level (`Store.run_level`)
 
 
 class Flow(Protocol):
@@ -142,9 +141,12 @@ def run_locked(
     if manifest is not None:  # the run goes on: its manifest is written back, plan and all
         manifest.plan = decode_manifest(store, flow.name, run_id, raw).plan
     ctx = load_context(store, flow.name, run_id, policy)
-    level = resolve_durability(flow.options.durability, store.durability)
+    # A child without a level of its own takes the one its caller was given, or its store's
+    # where that syncs more (`Store.run_level`): "fsync" asked for a call covers every step it runs.
+    asked = flow.options.durability if flow.options.durability or caller is None else caller.durability
+    level = store.run_level(flow.options.durability, None if caller is None else caller.durability)
     ctx = without_leftovers(ctx) if manifest is None else records_kept(ctx, manifest, level)
-    ctx.arguments = arguments_digest(digests)
+    ctx.arguments, ctx.durability = arguments_digest(digests), asked
     ctx.argument_values = run_arguments(bound.arguments.values())
     ctx.bodies = body_of(flow.fn, digests)
     if caller is not None:  # a workflow defined in its caller's body reads the caller's too
@@ -206,11 +208,7 @@ def run_locked(
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
             finish(store, manifest, "failed", error=error_summary(e))
         else:
-            synced = store.end_run(flow.name, run_id)
-            if before is not None:  # a refusal changes nothing: arguments and status stay
-                note(before.extra, ctx.records, e, level)  # a rerun may have dropped some
-                note_synced(before.extra, synced)
-                write_manifest(store, before)
+            refused(store, before, manifest, e, ctx.records, level)
         notify.run_failed(ctx, e)
         raise
     except Exception as e:

@@ -43,16 +43,94 @@ def finds_by_name(fn: types.FunctionType) -> bool:
     function of the user's it names; a function
     whose source cannot be read, and that names a finder, may (fail closed)."""
     code, globs = fn.__code__, fn.__globals__
-    names = {n for co in code_objects(code) for n in co.co_names}
-    finders = {n for n in names if n in _FINDERS or n in _BY_PATH or _finds_modules((n,), globs) or _helper_finds(globs.get(n))}
-    if "modules" in names and "sys" in names:
-        finders.add("modules")
-    if _ENTRY in names:  # the name it selects, among a constant group's, is data (fail closed)
+    finders = _finders(code, globs)
+    if _ENTRY in finders:  # the name it selects, among a constant group's, is data (fail closed)
         return True
     if not finders:
         return False
     nodes = find_definitions(code, source_of(code.co_filename, globs))
     return not nodes or any(_given(node, finders) for top in nodes for node in walk(top))
+
+
+def _finders(code: types.CodeType, globs: Mapping[str, object]) -> set[str]:
+    """The names by which `code` may look modules up (`_ENTRY` among them when it does so by entry point)."""
+    names = {n for co in code_objects(code) for n in co.co_names}
+    finders = {n for n in names if n in _FINDERS or n in _BY_PATH or _finds_modules((n,), globs) or _helper_finds(globs.get(n))}
+    if "modules" in names and "sys" in names:
+        finders.add("modules")
+    return finders | ({_ENTRY} & names)
+
+
+def given_parameters(fn: types.FunctionType) -> frozenset[str] | None:
+    """The parameters of `fn` (a function looking modules up by name) whose
+    values may reach a name it looks up: named in a finder's arguments
+    (`import_module("handlers_" + kind)`: `kind`), or in what binds or
+    changes a name that does, on and on (`mod = f"{pkg}.{kind}"`,
+    `parts.append(label)`, `for m in mods`); None, all of them, where that
+    is not told: its source unread, a finder not called where it is named
+    (`map(import_module, mods)`), an entry point, a read of its variables
+    unnamed (`locals()`). A string among the others (`out="report"`, a
+    label) names no module it runs."""
+    code, globs = fn.__code__, fn.__globals__
+    finders = _finders(code, globs)
+    nodes = find_definitions(code, source_of(code.co_filename, globs))
+    if _ENTRY in finders or len(nodes) != 1 or not isinstance(nodes[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    top, flows = nodes[0], set()
+    parents = {id(c): p for p in walk(top) for c in ast.iter_child_nodes(p)}
+    for each in walk(top):
+        node: ast.AST | None = each
+        name = each.id if isinstance(each, ast.Name) else each.attr if isinstance(each, ast.Attribute) else ""
+        if name in _UNNAMED:
+            return None
+        if name not in finders:
+            continue
+        above = parents.get(id(node))
+        if name == "modules" and isinstance(above, ast.Attribute) and above.attr == "get":  # `sys.modules.get(name)`
+            above, node = parents.get(id(above)), above
+        if isinstance(above, ast.Subscript) and name == "modules":  # `sys.modules[name]`
+            flows |= _names_in(above.slice)
+        elif isinstance(above, ast.Call) and above.func is node:
+            flows |= {n for a in (*above.args, *(k.value for k in above.keywords)) for n in _names_in(a)}
+        elif not (isinstance(above, ast.Attribute) and above.value is node and name != "modules"):
+            return None  # handed on, iterated over (`sys.modules.items()`): not told; `importlib.import_module`: its parent says
+    while True:
+        more = set(flows)
+        for node in walk(top):
+            for targets, values in _bindings(node):
+                if any(_names_in(t) & flows for t in targets):
+                    more |= {n for v in values for n in _names_in(v)}
+        if more == flows:
+            break
+        flows = more
+    args = top.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
+    return frozenset(flows & params)
+
+
+_UNNAMED = frozenset({"locals", "vars", "eval", "exec", "currentframe", "_getframe", "f_locals"})
+
+
+def _names_in(node: ast.AST | None) -> set[str]:
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)} if node is not None else set()
+
+
+def _bindings(node: ast.AST) -> list[tuple[list[ast.AST], list[ast.AST]]]:
+    """What `node` binds or changes, with what it does so from: an
+    assignment's targets and value, a loop's or comprehension's target and
+    iterable, a `with`'s names and context, and a call changing what it is
+    called on or handed (`parts.append(label)`: all of its names both ways)."""
+    if isinstance(node, ast.Assign):
+        return [(list(node.targets), [node.value])]
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+        return [([node.target], [node.value] if node.value is not None else [])]
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return [([node.target], [node.iter])]
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [([node.optional_vars], [node.context_expr])]
+    if isinstance(node, ast.Call):
+        return [([node], [node])]
+    return []
 
 
 def _given(node: ast.AST, finders: set[str]) -> bool:
@@ -83,9 +161,11 @@ def argument_modules(values: object, entries: bool = False) -> _Named:
     (None, "", UNTOLD) among them when there were too many strings to look
     through (fail closed)."""
     data = _strings(values)
+    dists: tuple[tuple[None, str, object], ...] = ()
     if entries:
-        data = (*data, *_entry_values(data))
-    found = (*attribute_modules(_data_texts(data, True)), *_source_files(data))
+        loads, dists = _entry_values(data)
+        data = (*data, *loads)
+    found = (*attribute_modules(_data_texts(data, True)), *_source_files(data), *dists)
     return (*found, (None, "", UNTOLD)) if UNTOLD in data else found
 
 
@@ -158,8 +238,9 @@ def _attributes(item: object) -> list[object]:
 # importlib.metadata's: a plugin looked up by its entry point's name (`entry_points(group=g, name=n)`,
 # `entry_points(group=g)[n]`), the module it loads declared in a distribution's metadata.
 _ENTRY = "entry_points"
-# sys.path -> entry point name -> the objects the entry points of that name load.
-_ENTRIES: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
+# sys.path, each folder's time of change -> entry point name -> (what it loads,
+# its distribution's name and version) for each entry point of that name.
+_ENTRIES: dict[tuple[tuple[str, int], ...], dict[str, tuple[tuple[str, str, str], ...]]] = {}
 
 
 def finds_entries(fn: object) -> bool:
@@ -168,18 +249,30 @@ def finds_entries(fn: object) -> bool:
     return isinstance(code, types.CodeType) and any(_ENTRY in co.co_names for co in code_objects(code))
 
 
-def _entry_values(data: tuple[str, ...]) -> tuple[str, ...]:
+def _entry_values(data: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[None, str, object], ...]]:
     """What the entry points named by these strings load (`"tools:search"`),
-    read from the metadata of the distributions on `sys.path` once per path."""
-    key = tuple(sys.path)
+    and (None, the distribution declaring each, its version): an installed
+    plugin upgraded (`pip install -U`: a new `*.dist-info`, the same entry
+    point, other code) is another call, as a library's code counts by
+    nothing else. Read from the metadata of the distributions on `sys.path`
+    once per path and time of change of its folders (an install in this
+    process, a notebook's `%pip install`, adds a folder to one)."""
+    key = tuple((p, _changed(p)) for p in sys.path)
     if key not in _ENTRIES:
         from importlib.metadata import distributions
 
-        table: dict[str, list[str]] = {}
+        table: dict[str, list[tuple[str, str, str]]] = {}
         for dist in distributions():
             for ep in dist.entry_points:
-                table.setdefault(ep.name, []).append(ep.value)
+                table.setdefault(ep.name, []).append((ep.value, str(dist.metadata["Name"]), str(dist.version)))
         _ENTRIES.clear()
         _ENTRIES[key] = {n: tuple(v) for n, v in table.items()}
-    held = _ENTRIES[key]
-    return tuple(v for text in dict.fromkeys(data) for v in held.get(text, ()))
+    held = [e for text in dict.fromkeys(data) for e in _ENTRIES[key].get(text, ())]
+    return tuple(v for v, _, _ in held), tuple((None, f"distribution {d}", f"{version} {v}") for v, d, version in held)
+
+
+def _changed(path: str) -> int:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return -1

@@ -16,12 +16,13 @@ import ast
 import functools
 import itertools
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .changers import LOGS, MUTATORS
 from .handedwrites import SCALARS as _SCALARS
 from .handedwrites import handed_writes, resolved, user_function
+from .heldobjects import definitions, mine, own_attributes
 from .holds import held_callables
 from .imports import user_class
 from .localbound import bound_locals
@@ -92,19 +93,40 @@ def _held_mutators(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[s
     found: set[str] = set()
     for sub in walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            for target in (_mutated(held, methods) for held in _held(globs.get(sub.id))):
-                if target is not None and not isinstance(target, _FIXED):
-                    found.update(k for k, v in list(globs.items()) if v is target)
+            for held in _held(globs.get(sub.id)):
+                for target in (_mutated(held, methods), *_cells_written(held, logs)):
+                    if target is not None and not isinstance(target, _FIXED):
+                        found.update(k for k, v in list(globs.items()) if v is target)
+    return found
+
+
+def _cells_written(fn: object, logs: bool) -> list[object]:
+    """What the cells of a closure of the user's hold that its code writes
+    (`remember` of `REMEMBER = make(MEM)`, doing `mem.append(x)`): a global
+    handed to the factory, which a call of the closure changes; every cell's
+    where its code cannot be read."""
+    if not (isinstance(fn, types.FunctionType) and fn.__closure__ and user_function(fn)):
+        return []
+    defs = definitions(fn)
+    names = written_in(defs, logs) if defs else frozenset(fn.__code__.co_freevars)
+    found = []
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=False):
+        try:
+            found += [cell.cell_contents] if name in names else []
+        except ValueError:  # an empty cell: nothing there yet
+            continue
     return found
 
 
 def _held(value: object, depth: int = 0) -> Iterator[object]:
-    """`value` and what the plain containers it holds hold, three levels down
+    """`value` and what the plain containers it holds hold, and the
+    attributes of an object of yours (`AGENT.tools`), three levels down
     (the first 256 items of each: a large table of data holds no methods)."""
     yield value
-    if depth < 3 and type(value) in (dict, list, tuple, types.SimpleNamespace):
-        items = value.values() if isinstance(value, dict) else vars(value).values() if isinstance(value, types.SimpleNamespace) else value
-        for item in list(itertools.islice(items, 256)):  # type: ignore[call-overload]
+    if depth < 3 and (type(value) in (dict, list, tuple, types.SimpleNamespace) or mine(value)):
+        spaced = isinstance(value, types.SimpleNamespace) or mine(value)
+        items: Iterable[object] = value.values() if isinstance(value, dict) else own_attributes(value).values() if spaced else value  # type: ignore[assignment]
+        for item in list(itertools.islice(items, 256)):
             yield from _held(item, depth + 1)
 
 

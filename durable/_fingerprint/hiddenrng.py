@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from .loaded import Users, loaded_state
 from .nodes import walk
 from .source import source_of
 
@@ -75,6 +76,25 @@ _NUMPY_MAKERS = frozenset(
 
 
 def _seeded(globs: Mapping[str, Any], generator: str) -> bool:
+    """Whether the module's text, or that of another module of the user's
+    loaded (`config.py` doing `random.seed(SEED)` at import, a script
+    seeding before it calls the workflow), seeds `generator`: one generator
+    for the whole process, whoever seeds it."""
+    return _seeds(globs, generator) or _seeded_elsewhere(loaded_state(), generator)
+
+
+def _seeded_elsewhere(users: Users, generator: str) -> bool:
+    """Once per set of the user's modules loaded (`loaded_state`) and generator."""
+    kept = _ELSEWHERE.get(generator)
+    if kept is None or kept[0] is not users:
+        kept = _ELSEWHERE[generator] = (users, any(_seeds(vars(m), generator) for m in users[1]))
+    return kept[1]
+
+
+_ELSEWHERE: dict[str, tuple[Users, bool]] = {}
+
+
+def _seeds(globs: Mapping[str, Any], generator: str) -> bool:
     """Whether the module's text calls `seed` of `generator`: by any name
     (`random.seed`, `seed` of `from random import seed`, `np.random.seed`)."""
     filename = globs.get("__file__")
@@ -109,14 +129,100 @@ def _seed_calls(text: str) -> tuple[ast.AST, ...]:
 
 
 def hidden_state(value: object) -> object | None:
-    """What the hidden generator a library's module stands for (`random`,
-    `np`, `np.random`: the names `hidden_write` gives) holds now, for a
-    step's record to hold as its body left it; None for another value."""
-    if not isinstance(value, types.ModuleType):
-        return None
-    home = value.__name__.partition(".")[0]
-    if home == "random":
+    """What the hidden generator a library's module or one of its functions
+    stands for (`random`, `np`, `np.random`, `rnd` of `from random import
+    random as rnd`: the names `hidden_write` gives) holds now, for a step's
+    record to hold as its body left it; None for another value."""
+    generator = stands_for(value)
+    if generator == "random":
         return random.getstate()
-    mtrand = sys.modules.get("numpy.random.mtrand") if home == "numpy" else None
-    generator = getattr(mtrand, "_rand", None)
-    return None if generator is None else generator.get_state()
+    mtrand = sys.modules.get("numpy.random.mtrand") if generator == "numpy.random" else None
+    made = getattr(mtrand, "_rand", None)
+    return None if made is None else made.get_state()
+
+
+def same_generator(names: frozenset[str], globs: Mapping[str, Any]) -> frozenset[str]:
+    """The other globals standing for the hidden generator one of `names`
+    does (`random` and `rnd` of `from random import random as rnd`): a draw
+    through either changes what the other gives next."""
+    held = {g for n in names if (g := stands_for(globs.get(n))) is not None}
+    return frozenset(k for k, v in dict(globs).items() if held and stands_for(v) in held) - names
+
+
+def stands_for(value: object) -> str | None:
+    """`random` or `numpy.random` when `value` is that library's module (or
+    numpy's) or a function of its hidden generator (`random.random`,
+    `np.random.rand`: bound methods of it); None for another value."""
+    if isinstance(value, types.ModuleType):
+        home = value.__name__.partition(".")[0]
+        return "random" if value.__name__ == "random" else "numpy.random" if home == "numpy" else None
+    owner = getattr(value, "__self__", None) if isinstance(value, _METHODS) else None
+    if owner is None:
+        return None
+    if owner is getattr(sys.modules.get("random"), "_inst", random):
+        return "random"
+    return "numpy.random" if owner is getattr(sys.modules.get("numpy.random.mtrand"), "_rand", random) else None
+
+
+def called_again(tree: ast.AST, name: str, globs: Mapping[str, Any]) -> bool:
+    """Whether the step `name` of the module whose tree is `tree` (in a
+    notebook, of the cells run so far) may be called more than once in a
+    run: named more than once (`name` or `x.name`; where the module names it
+    nowhere, in the user's modules loaded: `from steps import a` in the
+    workflow's), or once but not as a call of a workflow's own statements
+    outside a loop (`loop_over(name, items)`, in a `for`, in a helper), or
+    not at all (none can tell). A step drawing from a seeded hidden
+    generator and called again reads what its call before left: its replay
+    in a new process leaves the generator where the next call draws the
+    first value again."""
+    cells = globs.get("_ih")
+    if isinstance(cells, list):
+        trees = [t for c in dict.fromkeys(c for c in cells if isinstance(c, str)) if (t := _parsed(c)) is not None]
+    else:
+        trees = [tree]
+    found = [above for t in trees for above in _named(t, name)]
+    if not found and not isinstance(cells, list):  # `from steps import a` in the workflow's module
+        trees = [t for m in loaded_state()[1] if vars(m) is not globs and (t := _tree(m)) is not None]
+        found = [above for t in trees for above in _named(t, name)]
+    if len(found) != 1 or not found[0]:
+        return True
+    above = found[0]
+    home = next((n for n in reversed(above) if isinstance(n, _SCOPES)), None)
+    if not isinstance(home, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _workflow(home):
+        return True
+    inside = above[above.index(home) + 1 :]
+    return not isinstance(inside[-1], ast.Call) or any(isinstance(n, _LOOPS) for n in inside)
+
+
+@lru_cache(maxsize=1024)
+def _named(tree: ast.AST, name: str) -> tuple[tuple[ast.AST, ...], ...]:
+    """Where `tree` names `name`: the nodes above each place, outermost first."""
+    found: list[tuple[ast.AST, ...]] = []
+    todo: list[tuple[ast.AST, tuple[ast.AST, ...]]] = [(tree, ())]
+    while todo:
+        node, above = todo.pop()
+        if (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name):
+            found.append(above)
+        todo.extend((child, (*above, node)) for child in ast.iter_child_nodes(node))
+    return tuple(found)
+
+
+def _tree(module: types.ModuleType) -> ast.AST | None:
+    filename = getattr(module, "__file__", None)
+    return source_of(filename, vars(module)).tree if isinstance(filename, str) else None
+
+
+@lru_cache(maxsize=256)
+def _parsed(text: str) -> ast.AST | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):  # a cell of IPython's magics
+        return None
+
+
+def _workflow(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any("workflow" in ast.unparse(d) for d in fn.decorator_list)
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.comprehension, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

@@ -21,10 +21,10 @@ from functools import lru_cache, partial
 from typing import Any
 
 from ..errors import ConfigurationError
+from .atimport import _SETTERS, run_at_import
 from .canon import name_chains
 from .imports import import_user_module
 from .inplace import units
-from .libstate import _SETTERS, run_at_import
 from .loaded import Users, loaded_state, same_module
 from .memorule import Memo
 from .reach import _followable
@@ -105,7 +105,7 @@ def _handing(body: tuple[ast.stmt, ...], top: str) -> tuple[tuple[str, ...], ...
 def _handed_in(body: tuple[ast.stmt, ...], names: frozenset[str], named: bool = False) -> list[tuple[str, ...]]:
     """The name chains of what `body` hands to the library bound to `names`;
     `named` (a function's body): through calls whose name says they set or
-    register something (`libstate._SETTERS`), as `libstate._run_at_import`
+    register something (`atimport._SETTERS`), as `libstate._run_at_import`
     follows: a script's `main()` hands its functions to much else
     (`np.vectorize(f)`, `pool.map(work, items)`)."""
     found: list[tuple[str, ...]] = []

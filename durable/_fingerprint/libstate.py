@@ -20,7 +20,8 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from .analysis import WHERE
-from .bindings import _body, _cells_of, module_statements
+from .atimport import _named_setter, _outside_scopes, run_at_import
+from .bindings import _body, _cells_of, binding_statements, module_statements
 from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
@@ -30,8 +31,6 @@ from .reach import module_label
 from .source import current_text, parse, rewritten_by_pytest, source_of
 from .values import hash_tokens
 from .witness import Witness, recording, witnessed
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def library_parts(namespace: Mapping[str, Any], modules: Iterable[str]) -> dict[str, str]:
@@ -130,14 +129,36 @@ def _of_module(space: Mapping[str, Any], module: str, mine: bool) -> list[str]:
     library now (its other statements are no state of the library's), and
     a test module pytest ran not even then (`elsewhere` trusts it too)."""
     try:
-        return [node_hash(s) for s in library_state(space, module) if mine or _sets_for_all(s, module)]
+        return [_hash(s, space, mine) for s in library_state(space, module) if mine or _sets_for_all(s, module)]
     except ConfigurationError:
         now = parse(current_text(str(space.get("__file__")), space)).tree
         body = tuple(now.body) if now is not None else ()
         setting = [s for s in _state_in(body, space, module) if mine or _sets_for_all(s, module)]
         if setting and not rewritten_by_pytest(space):  # a test module's text is what pytest ran
             raise
-        return [node_hash(s) for s in setting]
+        return [_hash(s, space, mine) for s in setting]
+
+
+def _hash(stmt: ast.AST, space: Mapping[str, Any], mine: bool) -> str:
+    """A statement setting the library's state; in another module with the
+    statements binding that module's globals it reads (`random.seed(SEED)`
+    in `config.py`, `SEED = 2` now): in the step's own module those count
+    as globals its statements read, elsewhere nothing else counted them.
+    By their text, as the module's kept answers are (`_OTHERS`)."""
+    if mine:
+        return node_hash(stmt)
+    names = sorted({n.id for n in _outside_scopes(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
+    bound = [node_hash(b) for n in names if n in space for b in _binding(n, space)]
+    return hash_tokens([node_hash(stmt), *bound]) if bound else node_hash(stmt)
+
+
+def _binding(name: str, space: Mapping[str, Any]) -> list[ast.AST]:
+    """The statements binding `name` there; none when its text is not the
+    code that ran (`_of_module` tells that case: the statement as it reads now)."""
+    try:
+        return binding_statements(name, space) or []
+    except ConfigurationError:
+        return []
 
 
 def body_library_parts(nodes: tuple[ast.AST, ...], namespace: Mapping[str, Any]) -> dict[str, str]:
@@ -198,44 +219,6 @@ def _run_at_import(
         found += [s for s in _setting(inner, names | local, modules | (local & bound)) if _named_setter(s)]
     return tuple(found)
 
-
-@lru_cache(maxsize=4096)  # a module's statements, asked for each library a step reads, in two rules
-def run_at_import(body: tuple[ast.AST, ...]) -> tuple[tuple[ast.stmt, ...], ...]:
-    """The bodies of the module's functions a module-level statement of
-    `body` calls, and of those they call in turn, each once."""
-    defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    todo = [name for s in body if not isinstance(s, _SCOPES) for name in _calls(s, defs)]
-    seen: set[str] = set()
-    found: list[tuple[ast.stmt, ...]] = []
-    while todo:
-        if (name := todo.pop()) in seen:
-            continue
-        seen.add(name)
-        found.append(inner := tuple(defs[name].body))
-        todo += [callee for s in inner for callee in _calls(s, defs)]
-    return tuple(found)
-
-
-def _named_setter(stmt: ast.AST) -> bool:
-    for node in _outside_scopes(stmt):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            return True
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            func = node.value.func
-            if _SETTERS.search(func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")):
-                return True
-    return False
-
-
-# `seed`, `manual_seed`, `set_state`, `setlocale`, `tzset`, `use_deterministic_algorithms`, `basicConfig`.
-_SETTERS = re.compile(r"seed|^set|set$|^use_|^enable|^disable|config", re.IGNORECASE)
-
-
-def _calls(stmt: ast.AST, defs: Mapping[str, ast.AST]) -> Iterator[str]:
-    """The module's functions `stmt` calls by name, outside the scopes it defines."""
-    for node in _outside_scopes(stmt):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs:
-            yield node.func.id
 
 
 @lru_cache(maxsize=4096)  # asked for each library each function of the module imports
@@ -318,13 +301,3 @@ def _chain(node: ast.AST) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
-
-
-def _outside_scopes(stmt: ast.AST) -> Iterator[ast.AST]:
-    """`stmt` and the nodes in it, not those of a function, class or lambda it defines."""
-    todo = [stmt]
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))

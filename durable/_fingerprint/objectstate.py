@@ -14,23 +14,15 @@ from __future__ import annotations
 import ast
 import inspect
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from .heldobjects import UNTOLD, bound_in, definitions, member_of, mine
-from .kept import shown_only
+from .heldobjects import bound_in, definitions, member_of, mine
 from .localbound import bound_locals
+from .methoduses import FUNCS, called, method_uses
 from .nodes import walk
-from .selfchanges import SHOWS, blind, changes, name_of, printed_names
-from .selffills import fills as _fills
-from .stepreach import reached
+from .selfchanges import printed_names
 from .userclasses import users_class
-
-_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# What reads an object whole without changing it, handed `self`: `asdict(self)`.
-_WHOLE = SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"})
-_Uses = tuple[frozenset[str], frozenset[str]] | None  # (changed, read) attributes; None: any
-_MISSING = object()
 
 
 def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple[int, str]] | None = None) -> dict[str, frozenset[str] | None]:
@@ -59,7 +51,7 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
             # A method held bound (`ADD = STORE.remember`, `OPS = {"add": STORE.remember}`,
             # `partial(Store.remember, STORE)`), then called: as `STORE.remember(x)`.
             for obj, attr in bound:
-                uses = _uses(type(obj), attr, set())
+                uses = method_uses(type(obj), attr, set(), obj)
                 holders = [k for k, v in list(globs.items()) if v is obj]
                 for each in holders:
                     _add(found, each, None if uses is None else uses[0])
@@ -72,13 +64,13 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
             # An object of yours another module holds (`otherstore.STORE.remember(x)`): that
             # module is written, where the object is read (`otherstore.STORE.items`).
             if mine(obj := inspect.getattr_static(value, above.attr, None)):
-                uses = _called(above, parents, obj)
+                uses = called(above, parents, obj)
                 if uses is None or uses[0]:
                     _add(found, name, frozenset({above.attr}))
             continue
-        if not _held(globs, name):
+        if not mine(globs.get(name)):
             continue
-        uses = _called(node, parents, value)
+        uses = called(node, parents, value)
         _add(found, name, None if uses is None else uses[0])
         if isinstance(above, ast.Attribute) and isinstance(call := parents.get(id(above)), ast.Call) and call.func is above:
             _parted(found, name, value, above.attr, globs)
@@ -96,7 +88,7 @@ def _aliases(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, str]:
     nodes = [n for d in defs for n in walk(d)]
     named = {t.id: a.value.id for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, ast.Name)
              for t in a.targets if isinstance(t, ast.Name)}  # fmt: skip
-    return {k: g for k, gs in bound_locals(nodes).items() if gs == {g := named.get(k, "")} and k not in globs and _held(globs, g)}
+    return {k: g for k, gs in bound_locals(nodes).items() if gs == {g := named.get(k, "")} and k not in globs and mine(globs.get(g))}
 
 
 def _parted(found: dict[str, frozenset[str] | None], name: str, obj: object, attr: str, globs: Mapping[str, Any]) -> None:
@@ -119,7 +111,7 @@ def _parts(obj: object, attr: str, globs: Mapping[str, Any], seen: set[tuple[int
     fn = getattr(member, "__func__", member)
     defs = definitions(fn) if isinstance(fn, types.FunctionType) and (id(obj), attr) not in seen and depth < 8 else []
     seen.add((id(obj), attr))
-    params = [*defs[0].args.posonlyargs, *defs[0].args.args] if len(defs) == 1 and isinstance(defs[0], _FUNCS) else []
+    params = [*defs[0].args.posonlyargs, *defs[0].args.args] if len(defs) == 1 and isinstance(defs[0], FUNCS) else []
     held: set[str] = set()
     found: dict[str, frozenset[str] | None] = {}
     own = getattr(obj, "__dict__", None) or {}
@@ -138,7 +130,7 @@ def _parts(obj: object, attr: str, globs: Mapping[str, Any], seen: set[tuple[int
         part = own.get(func.value.attr)
         if not mine(part):
             continue
-        uses = _uses(type(part), func.attr, set())
+        uses = method_uses(type(part), func.attr, set(), part)
         inner, more = _parts(part, func.attr, globs, seen, depth + 1)
         if uses is not None and not uses[0] and not inner:
             continue
@@ -183,71 +175,11 @@ def _through(node: ast.Name, parents: Mapping[int, ast.AST], globs: Mapping[str,
     part = member_of(obj, above.attr)
     if not mine(part):
         return {}
-    uses = _uses(type(part), up.attr, set())
+    uses = method_uses(type(part), up.attr, set(), part)
     return {k: None if uses is None else uses[0] for k, v in list(globs.items()) if v is part}
 
 
-def _called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> _Uses:
-    """What the methods of `obj` that the use `node` of it calls change and
-    read: `G.m(...)`; its dunders, `G(x)`, `G << x`, `with G:`; a method of
-    an object it holds, `G.part.m(...)`, changing `part`; `getattr(G, m)`."""
-    above = parents.get(id(node))
-    if isinstance(above, ast.Attribute):
-        up = parents.get(id(above))
-        if isinstance(up, ast.Call) and up.func is above:
-            return _uses(type(obj), above.attr, set())
-        part = member_of(obj, above.attr)  # `SVC.store` of a property returning `self._store`
-        call = parents.get(id(up))
-        if isinstance(up, ast.Attribute) and isinstance(call, ast.Call) and call.func is up and (part is UNTOLD or users_class(type(part))):
-            inner = None if part is UNTOLD else _uses(type(part), up.attr, set())
-            return None if inner is None else (frozenset({above.attr} if inner[0] else ()), frozenset())
-        return frozenset(), frozenset()
-    names: list[str] = []
-    if isinstance(above, ast.Call) and above.func is node:
-        names = ["__call__"]
-    elif isinstance(above, (ast.BinOp, ast.AugAssign)):
-        op = _OPS.get(type(above.op).__name__, "")
-        names = [f"__{op}__", f"__r{op}__", f"__i{op}__"] if op else []
-    elif isinstance(above, ast.withitem) and above.context_expr is node:
-        names = ["__enter__", "__exit__", "__aenter__", "__aexit__"]
-    elif isinstance(above, ast.Call) and name_of(above.func) == "getattr" and above.args[:1] == [node]:
-        call = parents.get(id(above))
-        if not (isinstance(call, ast.Call) and call.func is above):
-            return frozenset(), frozenset()  # `getattr(G, "a", None)`: a read
-        named = above.args[1] if len(above.args) > 1 else None
-        return _uses(type(obj), named.value, set()) if isinstance(named, ast.Constant) and isinstance(named.value, str) else None
-    changed: frozenset[str] = frozenset()
-    for each in names:
-        uses = _uses(type(obj), each, set())
-        if uses is None:
-            return None
-        changed |= uses[0]
-    return changed, frozenset()
-
-
-_OPS = dict(Add="add", Sub="sub", Mult="mul", MatMult="matmul", Div="truediv", FloorDiv="floordiv", Mod="mod",
-            Pow="pow", LShift="lshift", RShift="rshift", BitOr="or", BitXor="xor", BitAnd="and")  # fmt: skip
-
-
-def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[ast.AST, frozenset[str], frozenset[str], Any]],
-           foreign: set[int], tree: ast.AST, globs: Mapping[str, Any]) -> set[str]:  # fmt: skip
-    """Those of `objects` no other step or workflow (`others`: each with the
-    names it uses and reaches) reads a changed attribute of: only by name,
-    through attributes and methods whose code tells what they read."""
-    return {
-        n for n, attrs in objects.items()
-        if not any(
-            id(d) in foreign or n not in names or n in reached(names - {n}, tree) or _reads(d, n, globs.get(n), attrs)
-            for d, names, seen, _ in others if n in seen
-        )
-    }  # fmt: skip
-
-
-def _held(globs: Mapping[str, Any], name: str) -> bool:
-    return mine(globs.get(name))
-
-
-def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
+def reads_object(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
     """Whether `d` may read one of `attrs` of `obj`, the global `name` holds."""
     parts = {id(a.value): a for a in walk(d) if isinstance(a, ast.Attribute)}
     shown = printed_names(d)
@@ -257,74 +189,9 @@ def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> boo
         part = parts.get(id(n))
         if part is None or attrs is None:
             return True  # the object whole: handed on, aliased
-        uses = _uses(type(obj), part.attr, set())
+        uses = method_uses(type(obj), part.attr, set(), obj)
         if part.attr in attrs or uses is None or uses[1] & (attrs | {"*"}):
             return True
     return False
 
 
-def _uses(cls: type, attr: str, seen: set[str]) -> _Uses:
-    """What calling method `attr` of `cls` changes and reads of `self`, with
-    the methods it calls through `self`; ((), ()) for plain data; None: not told."""
-    if attr in seen:
-        return frozenset(), frozenset()
-    seen.add(attr)
-    try:
-        member = inspect.getattr_static(cls, attr)
-    except AttributeError:
-        return frozenset(), frozenset()  # an instance's own attribute: data
-    if isinstance(member, staticmethod):
-        return frozenset(), frozenset()  # given no `self`
-    fn = getattr(member, "__func__", member)
-    if not isinstance(fn, types.FunctionType):
-        plain = not callable(member) and not hasattr(type(member), "__get__")
-        return (frozenset(), frozenset()) if plain else None
-    defs = definitions(fn)
-    if len(defs) != 1 or not isinstance(defs[0], _FUNCS) or isinstance(member, classmethod):
-        return None
-    params = [*defs[0].args.posonlyargs, *defs[0].args.args]
-    if not params:
-        return None
-    changed, read, called = _self_uses(defs[0], params[0].arg, fn.__globals__)
-    if changed is None:
-        return None
-    for other in called:
-        if inspect.getattr_static(cls, other, _MISSING) is _MISSING:
-            return None  # what the object holds (`self.ops["add"](x)`): its own bound method, maybe
-        more = _uses(cls, other, seen)
-        if more is None:
-            return None
-        changed, read = changed | more[0], read | more[1]
-    return frozenset(changed), frozenset(read)
-
-
-def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str] | None, set[str], set[str]]:
-    """The attributes of `me` that `fn` changes (None: any), reads, and the
-    methods it calls through it."""
-    changed: set[str] = set()
-    read: set[str] = set()
-    called: set[str] = set()
-    parents = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
-    quiet = shown_only(fn)  # `print(f"{self.n}/{self.total}")`: shown, no read
-    for n in walk(fn):
-        if not (isinstance(n, ast.Name) and n.id == me and isinstance(n.ctx, ast.Load)):
-            continue
-        part = parents.get(id(n))
-        if isinstance(part, ast.Call) and n in part.args and name_of(part.func) in _WHOLE - {"type"}:
-            read.add("*")  # `asdict(self)`, `repr(self)`: reads all of it, changes nothing
-            continue
-        if not (isinstance(part, ast.Attribute) and part.value is n):
-            return None, read, called  # `self` handed on or aliased (`type(self).a.append(x)`): any of it
-        above = parents.get(id(part))
-        held = isinstance(above, ast.Subscript) and isinstance(call := parents.get(id(above)), ast.Call) and call.func is above
-        if (isinstance(above, ast.Call) and above.func is part) or held:  # `self.ops["add"](x)` too
-            called.add(part.attr)
-        elif changes(part, parents, globs) and not _fills(part, parents, me):
-            if part.attr.startswith("__"):
-                return None, read, called  # `self.__dict__[k] = v`, `self.__class__.a = v`: any attribute
-            changed.add(part.attr)
-            if not blind(part, parents):
-                read.add(part.attr)  # `self.a.pop()`, `fill(self.a)`: what it had may come out
-        elif id(n) not in quiet:
-            read.add(part.attr)
-    return changed, read, called

@@ -18,6 +18,7 @@ from ..errors import ConfigurationError, LeaseLostError, RunLockedError, RunNotF
 from . import runs  # by module: `runs.list_runs` as it is when gc lists (tests replace it)
 from .missing import no_runs_of
 from .parents import parent_here
+from .reads import more_than_a_lease
 from .runs import RunInfo
 
 # A crashed writer's temp file is swept by gc once untouched this long.
@@ -102,7 +103,7 @@ def leftovers(store: Store, keys: list[str]) -> list[RunInfo]:
     it), and only if there is still no manifest then: a run started since
     the listing (its manifest not listed yet) is kept."""
     parts = [k.split("/", 2) for k in keys if k.count("/") >= 2]
-    found = {(w, r) for w, r, name in parts if is_run_object(name)}
+    found = {(w, r) for w, r, name in parts if is_run_object(name) and more_than_a_lease(name)}
     return [
         RunInfo(w, r, "leftover", "", 0.0, 0.0, 0, None, _store=store)
         for w, r in sorted(found - set(store.manifest_keys(keys)))

@@ -293,8 +293,8 @@ def _write_fork_manifest(
     )
     if reason is not None:  # a wait it stopped at is still to come (`fork_may_take`)
         manifest.extra["source_reason"] = reason
-    note(manifest.extra, copied, level=store.durability)  # a resume finding fewer refuses
-    note_synced(manifest.extra, synced, store.durability)  # what a power loss may have damaged
+    note(manifest.extra, copied, level=store.run_level())  # a resume finding fewer refuses
+    note_synced(manifest.extra, synced, store.run_level())  # what a power loss may have damaged
     if "rules" in source.extra:  # `rules.KEY`: the fingerprint rules its fingerprints were made under
         manifest.extra["rules"] = source.extra["rules"]
     if source.extra.get("older_code"):  # records of the code before may come along (`listed`)

@@ -8,7 +8,7 @@ from .._storage.base import Store
 from .._storage.keys import check_key_part
 from ..errors import ConfigurationError, RunNotFoundError
 from .missing import resembling, unknown_workflow
-from .reads import reading_run
+from .reads import reading_run, run_objects
 from .runs import not_found
 
 
@@ -23,7 +23,7 @@ def find_workflow(
     def owns(w: str, leftovers: bool = leftovers) -> bool:
         with reading_run(w, run_id):
             if leftovers:
-                return bool(store.list(f"{w}/{run_id}/"))
+                return bool(run_objects(store, w, run_id))
             return store.load_manifest(w, run_id) is not None
 
     check_key_part("run id", run_id)

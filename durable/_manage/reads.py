@@ -60,3 +60,17 @@ def _heads(store: Store, found: dict[tuple[str, str], str]) -> dict[tuple[str, s
         if head is not None:
             out[run] = head
     return out
+
+
+def more_than_a_lease(name: str) -> bool:
+    """Whether a name below a run's prefix is more than its lease's: a
+    lease alone is no run, nor what a removal cut short left. A removal
+    that took the run over from a killed holder keeps its released marker
+    (`ObjectLease.release`), and a new run takes it over at once."""
+    return not name.startswith("lease/")
+
+
+def run_objects(store: Store, workflow: str, run_id: str) -> list[str]:
+    """The run's keys, but a lease alone (`more_than_a_lease`)."""
+    prefix = f"{workflow}/{run_id}/"
+    return [k for k in store.list(prefix) if more_than_a_lease(k[len(prefix):])]

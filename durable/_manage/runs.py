@@ -36,7 +36,7 @@ from ..errors import (
 from .missing import near_ids
 from .missing import no_folder as no_folder
 from .missing import no_runs_of as no_runs_of
-from .reads import Head, reading_run, summaries
+from .reads import Head, reading_run, run_objects, summaries
 
 
 @dataclass(frozen=True)
@@ -303,7 +303,7 @@ def delete_run(
     `leftover` (objects listed without a manifest), only while there is
     still none: a run of that id started and ended since is kept."""
     check_names(workflow, run_id)
-    if not store.list(f"{workflow}/{run_id}/"):
+    if not run_objects(store, workflow, run_id):
         raise not_found(store, workflow, run_id)
     lease = store.acquire(workflow, run_id, LEASE_TTL)
     if (as_listed is not None and not _still_as_listed(store, as_listed)) or (

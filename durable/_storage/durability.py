@@ -45,6 +45,11 @@ def resolve_durability(*given: str | None) -> str:
     return str(setting("durability"))
 
 
+def stronger(*levels: str) -> str:
+    """The level among `levels` that syncs most: "fsync", then "batch", then "none"."""
+    return min(levels, key=LEVELS.index)
+
+
 def check_level(level: object, where: str) -> str:
     if level not in LEVELS:
         raise ConfigurationError(
@@ -114,11 +119,15 @@ class Syncer:
         outside a run (`durable fork` copying records) is synced now under
         "batch" too: the file is closed after it, so a sync due later would
         find nothing to sync, and the process may have exited by then."""
-        if self.level == "none":
+        level = self.level
+        if level == "fsync":  # the default, every record: `cover` raises a sync that failed
+            self.cover(sync, end)
+            return
+        if level == "none":
             return
         if self.failed is not None:  # before a batch sync is put off: this write is not durable
             raise SyncFailed.after(self.failed)
-        if held and self.level == "batch" and time.monotonic() - self._last < self.interval:
+        if held and level == "batch" and time.monotonic() - self._last < self.interval:
             if self._arm(sync):
                 return
         self.cover(sync, end)
@@ -187,7 +196,8 @@ class Syncer:
                 if opened == self._opened:  # else the file was opened anew meanwhile
                     if target > self.synced:
                         self.synced = target
-                    self._last = time.monotonic()
+                    if self.level == "batch":  # the interval runs from here (`after_write`)
+                        self._last = time.monotonic()
                     self._busy = False
                 syncing = False
         except BaseException as e:

@@ -28,7 +28,7 @@ from .keys import generation_key, generation_of, manifest_key
 from .lease import Lease, Watching
 
 if TYPE_CHECKING:
-    from .base import Store
+    from .storecore import StoreCore
 
 _ATTEMPTS = 8  # re-reads while other writers move the newest generation
 Owner = Generator[Any, Any, Any]  # the plan that took a lease and releases it
@@ -140,12 +140,12 @@ def reclaim(where: tuple[str, str, str]) -> None:
         held.release()
 
 
-def _generations(store: Store, workflow: str, run_id: str) -> list[int]:
+def _generations(store: StoreCore, workflow: str, run_id: str) -> list[int]:
     keys = store.list(manifest_key(workflow, run_id) + "/")
     return sorted(g[2] for k in keys if (g := generation_of(k)) is not None)
 
 
-def load_generation(store: Store, workflow: str, run_id: str) -> tuple[bytes | None, int]:
+def load_generation(store: StoreCore, workflow: str, run_id: str) -> tuple[bytes | None, int]:
     """The newest manifest generation's bytes (None when there is none) and
     its number (0 then)."""
     for _ in range(_ATTEMPTS):
@@ -160,7 +160,7 @@ def load_generation(store: Store, workflow: str, run_id: str) -> tuple[bytes | N
 
 
 def save_generation(
-    store: Store, workflow: str, run_id: str, data: bytes, seen: int | None
+    store: StoreCore, workflow: str, run_id: str, data: bytes, seen: int | None
 ) -> int:
     """Write the generation after `seen` (the one this writer last read or
     wrote; None: whatever is newest now) and return it; `LeaseLostError`

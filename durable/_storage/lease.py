@@ -62,7 +62,7 @@ def locked_error(
 ) -> RunLockedError:
     """`watch`: how long after its expiry a lease from another host is taken
     over (object stores), said when the holder is on another host; `ahead`:
-    watched from a call's first look, its expiry not waited for (`ObjectLease._ahead`)."""
+    watched from a call's first look, its expiry not waited for (`leasewatch.ahead`)."""
     holder = f"pid {doc.get('pid', '?')} on {doc.get('host', '?')}"
     expires = float(doc.get("expires", 0))
     started = float(doc.get("started", doc.get("since", 0)))  # a lease written before `started`
@@ -105,7 +105,7 @@ def told_watching(run: str, doc: dict[str, Any], watch: float) -> None:
     silent, it looked like a hang."""
     expires = float(doc.get("expires", 0))
     expired = time.strftime("%H:%M:%S", time.localtime(expires))
-    if expires > time.time():  # written by a clock ahead of ours (`ObjectLease._takeable`)
+    if expires > time.time():  # written by a clock ahead of ours (`leasewatch.takeable`)
         expired = f"was written by a clock ahead of ours (it expires at {expired} by ours)"
     else:
         expired = f"expired at {expired} without being released"

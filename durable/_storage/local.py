@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from ..errors import ConfigurationError, LeaseLostError, StorageError
 from . import localfs as fs
 from .base import SHARED_BLOBS, STORE_OPTIONS, Store
-from .durability import resolve_durability
+from .durability import resolve_durability, stronger
 from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
 from .log import LOG_NAME, NOFOLLOW, RunLog, fsync_dir
@@ -129,7 +129,8 @@ class LocalStore(Store):
         are made, one `mkdir` each, failing once it is gone."""
         parts = fs.parts(self.root, folder)
         run = (parts[0], parts[1]) if len(parts) > 1 else None
-        sync = self.durability != "none"
+        # A run's own level once it started (`open_run`), else the store's.
+        sync = (self.durability if run is None else self._levels.get(run, self.durability)) != "none"
         if run not in self._held:
             fs.make_folder(self.root, folder, sync=sync)
             return
@@ -274,9 +275,21 @@ class LocalStore(Store):
             log.syncer.level, log.syncer.interval = self.durability, self.sync_interval
         return records
 
+    def run_level(self, asked: str | None = None, caller: str | None = None) -> str:
+        if asked is None and caller is not None:  # a child run: its caller's level, as LangGraph's
+            return stronger(caller, self.durability)  # subgraphs take theirs, or this store's if it syncs more
+        return resolve_durability(asked, self.durability)  # a log synced as asked
+
     def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
         level = self._levels[(workflow, run_id)] = resolve_durability(durability, self.durability)
         self.records(workflow, run_id).log.hold(level, self.sync_interval)
+        if level != "none" and self.durability == "none":  # its folders made unsynced: a power
+            try:  # loss could take the run's folder with the records synced in it
+                fs.synced_into([self._path(workflow), self._path(f"{workflow}/{run_id}")])
+                with contextlib.suppress(PermissionError):  # a folder above the store's, unreadable
+                    fs.synced_into([self.root])
+            except OSError as e:
+                raise self._error(f"syncing {workflow}/{run_id}", e) from e
         # A writer killed under "batch" or "none" may have left records no
         # sync covered, which the run is about to note (`noted`).
         if level != "none":

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from .durability import Syncer
 from .keys import Position
 from .lease import inherited_no_more, not_inherited
-from .logentry import data_at, data_offset, encode_entry, locate, read_at, shrunk, span
+from .logentry import data_at, data_offset, encode_entry, frame_entry, locate, read_at, shrunk, span
 from .logfile import CLOEXEC, NOFOLLOW, cut, fsync_dir, lock, open_for_append, release, write_all
 from .logindex import by_position, compact, expand, no_steps, span_of
 from .oslock import EX, UN, flock, unlock
@@ -101,9 +101,9 @@ class RunLog:
                 index, existing = self._caught_up(fd, name)
                 if existing is not None:
                     return existing
-                entry = encode_entry(name, data)
-                write_all(fd, entry)
-                end, size = self.size + len(entry), len(data)
+                write_all(fd, entry := frame_entry(name, data))  # a large one: head, data apart
+                size = len(data)
+                end = self.size + (len(entry) if isinstance(entry, bytes) else len(entry[0]) + size)
                 index[name] = (end - size) << 32 | size  # `span`, without a call
                 self.size = end
                 if end > syncer.written:

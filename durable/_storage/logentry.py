@@ -150,19 +150,30 @@ def data_offset(name: str) -> int:
 def encode_entry(name: str, data: bytes | None) -> bytes:
     # The checksum runs on over name and data, so data is copied once, into
     # the entry (a large output is not copied again to be summed).
+    if data is not None:
+        framed = frame_entry(name, data)
+        return framed if isinstance(framed, bytes) else b"".join(framed)
     raw = name.encode()
-    if data is None:
-        fields = _FIELDS.pack(_MAGIC, len(raw), _GONE, zlib.crc32(raw))
-        return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw))
+    fields = _FIELDS.pack(_MAGIC, len(raw), _GONE, zlib.crc32(raw))
+    return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw))
+
+
+def frame_entry(name: str, data: bytes) -> bytes | tuple[bytes, bytes]:
+    """The entry of a record as `logfile.write_all` takes it: whole, or,
+    for data of `LARGE` bytes or more, its head (fields, their CRC, the
+    name) and data apart, which one writev puts in the file together: a
+    large output is not copied into an entry on its way there."""
+    raw = name.encode()
     size, magic = len(data), _MAGIC
     if size < LARGE:  # a record of a hundred bytes: zlib sums it for less than not summing it costs
-        crc = zlib.crc32(data, zlib.crc32(raw))
-    elif data.startswith(CRC_START):  # a large CRC envelope: its CRC, the body not summed again
+        fields = _FIELDS.pack(magic, len(raw), size, zlib.crc32(data, zlib.crc32(raw)))
+        return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw, data))
+    if data.startswith(CRC_START):  # a large CRC envelope: its CRC, the body not summed again
         magic, crc = _ENVELOPED, zlib.crc32(raw, _CARRIED.unpack_from(data, 5)[0])
     else:
         crc = crc32(data, zlib.crc32(raw))
     fields = _FIELDS.pack(magic, len(raw), size, crc)
-    return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw, data))
+    return b"".join((fields, _CRC.pack(zlib.crc32(fields)), raw)), data
 
 
 def parse(

@@ -61,13 +61,28 @@ def fsync_dir(folder: str) -> None:
         os.close(fd)
 
 
-def write_all(fd: int, frame: bytes) -> None:
+def write_all(fd: int, frame: bytes | tuple[bytes, bytes]) -> None:
     """Write the whole frame or nothing: a short write (disk full, a file size
     limit) is cut back, or the next entry would land after torn bytes and
-    every later record would be unreadable."""
+    every later record would be unreadable. A large entry's head and data
+    (`logentry.frame_entry`) go in by one writev, not joined first."""
+    if isinstance(frame, tuple):
+        if _WRITEV is None:  # Windows
+            frame = b"".join(frame)
+        else:
+            done = _WRITEV(fd, frame)  # nothing written when it raises
+            if done != len(frame[0]) + len(frame[1]):
+                _write_rest(fd, b"".join(frame), done)
+            return
     done = os.write(fd, frame)  # nothing written when it raises
-    if done == len(frame):  # the usual case: all of it at once
-        return
+    if done != len(frame):  # the usual case: all of it at once
+        _write_rest(fd, frame, done)
+
+
+_WRITEV = getattr(os, "writev", None)
+
+
+def _write_rest(fd: int, frame: bytes, done: int) -> None:
     view = memoryview(frame)[done:]
     try:
         while view:

@@ -1,6 +1,6 @@
 """Run leases on an object store: a series of generation objects under
 `<run>/lease/`, the newest one the lease, renewed in the background and
-taken over only once expired (see `lease` for the local flock)."""
+taken over only once expired (`leasewatch`; see `lease` for the local flock)."""
 
 from __future__ import annotations
 
@@ -14,18 +14,10 @@ from typing import Any, Protocol
 
 from ..errors import LeaseLostError
 from .inherited import OBJECT_LEASES
-from .lease import (
-    _ATTEMPTS,
-    Watching,
-    _gen_of,
-    _gone_here,
-    _is_free,
-    _read_json,
-    locked_error,
-    owner_doc,
-    told_watching,
-)
+from .lease import _ATTEMPTS, _gen_of, _gone_here, _read_json, locked_error, owner_doc
 from .lease import object_lease_held as object_lease_held  # `Store.is_held` imports it here
+from .leasewatch import _WATCHED as _WATCHED  # (tests look at it here)
+from .leasewatch import HELD, ahead, elapsed, takeable, watch_of
 from .pidspace import same_pid_space
 
 
@@ -78,80 +70,24 @@ class ObjectLease:
             raise
 
     def _take(self) -> None:
-        _HELD.add(self.token)  # before any claim of ours can be read: see `_left_here`
+        HELD.add(self.token)  # before any claim of ours can be read: see `leasewatch.left_here`
         try:
             self._contend()
         except BaseException:
-            _HELD.discard(self.token)
+            HELD.discard(self.token)
             raise
 
     def _contend(self) -> None:
         doc: dict[str, Any] = {}
         for _ in range(_ATTEMPTS):
             gen, doc, older = self._current()
-            if gen and not self._takeable(gen, doc):
-                raise locked_error(self.run, doc, self._watch(doc), self._ahead(doc))
+            if gen and not takeable(self, gen, doc):
+                raise locked_error(self.run, doc, watch_of(doc, self.ttl), ahead(doc, self.ttl))
             if self._claim(gen + 1, older):
                 self.took_over = bool(gen) and not doc.get("released")
                 self.from_live = self.took_over and same_pid_space(doc) and not _gone_here(doc)
                 return
-        raise locked_error(self.run, doc, self._watch(doc), self._ahead(doc))
-
-    def _takeable(self, gen: int, doc: dict[str, Any]) -> bool:
-        if _left_here(doc):
-            return True
-        if not _is_free(doc):
-            return self._ahead(doc) and not same_pid_space(doc) and self._silent(gen, doc)
-        if doc.get("released") or _gone_here(doc):
-            return True  # given up, or its holder's pid is gone on this host
-        # Expired by the wall clock alone, which may have jumped forward, on
-        # this host too (an NTP step, a VM resumed) while the holder renews:
-        # a live pid here (a frozen holder, SIGSTOP) is watched as one elsewhere.
-        return self._silent(gen, doc)
-
-    def _silent(self, gen: int, doc: dict[str, Any]) -> bool:
-        """Whether a lease from another machine that looks expired stayed the
-        newest generation for as long as its holder could still trust it,
-        timed on our elapsed clock. Its expiry was written with the holder's
-        clock, and machines' clocks differ (by minutes, after a VM restore):
-        read with a clock running ahead, a live lease looks expired. A live
-        holder renews every third of its lease, and trusts a claim for two
-        thirds of it (`_fresh`), so one that shows no new generation for that
-        long (and a margin) is gone, whatever either clock says.
-
-        The watch starts at the first look and raises `Watching` until it is
-        over: the caller waits (an async one awaits, its loop going on) and
-        tries again, and this same generation and token found then is gone.
-        Another one found then was renewed: the run is held."""
-        where, now = (getattr(self.objects, "url", ""), self.prefix), _elapsed()
-        seen = _WATCHED.get(where)
-        if seen is not None and seen[:2] != (gen, doc.get("token")):
-            _WATCHED.pop(where, None)
-            if now - seen[2] < self._watch(doc) * 2 + 10:  # else a watch given up long ago
-                return False
-            seen = None
-        if seen is None:
-            seen = _WATCHED[where] = (gen, doc.get("token"), now)
-            told_watching(self.run, doc, self._watch(doc))
-        left = seen[2] + self._watch(doc) - now
-        if left > 0:
-            raise Watching(left)
-        _WATCHED.pop(where, None)  # (another thread may have ended it too)
-        return True
-
-    def _ahead(self, doc: dict[str, Any]) -> bool:
-        """Written in our future by more than its length: its holder's clock runs
-        ahead (hours, after a VM restore), dead or alive; watched as if expired."""
-        return float(doc.get("since", 0)) - time.time() > self._held(doc)
-
-    def _held(self, doc: dict[str, Any]) -> float:
-        held = float(doc.get("expires", 0)) - float(doc.get("since", 0))  # one clock: no skew
-        return held if 0 < held < 24 * 3600 else self.ttl
-
-    def _watch(self, doc: dict[str, Any]) -> float:
-        """How long an expired lease from another host is watched (`_silent`)."""
-        held = self._held(doc)
-        return held * 2 / 3 + held / 10
+        raise locked_error(self.run, doc, watch_of(doc, self.ttl), ahead(doc, self.ttl))
 
     def _current(self) -> tuple[int, dict[str, Any], list[str]]:
         """(highest generation or 0, its owner document, every key listed)."""
@@ -169,7 +105,7 @@ class ObjectLease:
         return sorted(g for k in self.objects.list(self.prefix) if (g := _gen_of(k)))
 
     def _claim(self, gen: int, older: list[str], doc: dict[str, Any] | None = None) -> bool:
-        started, started_elapsed = time.time(), _elapsed()
+        started, started_elapsed = time.time(), elapsed()
         first = self.started or started  # a renewal keeps the start
         body = json.dumps(doc or owner_doc(self.ttl, self.token, first)).encode()
         self.claimed = max(self.claimed, gen)
@@ -248,7 +184,7 @@ class ObjectLease:
         clock set back (NTP, a VM restored) would otherwise keep a stalled
         holder trusting its lease long after another process took it over,
         and the elapsed clock alone may stand still while a laptop sleeps."""
-        return time.time() < self.fresh_until and _elapsed() < self.fresh_elapsed
+        return time.time() < self.fresh_until and elapsed() < self.fresh_elapsed
 
     def _renew(self) -> bool:
         gen, doc, older = self._current()
@@ -262,7 +198,12 @@ class ObjectLease:
         """Write a released marker above our generation; with `delete` (the
         run is being removed), delete every generation instead: a contender
         then finds none and starts again from the first, as for a new run.
-        A delete that failed (a policy without s3:DeleteObject) may leave
+        Unless this lease was taken from a holder that never released it
+        (killed): its last claim may still be on its way (a PUT the network
+        holds), and landing on an empty prefix it would be the newest, a
+        lone generation naming a process gone, which a new run of another
+        host waited out. The marker stays the newest then, the rest deleted
+        below it, where a late claim decides nothing. A delete that failed (a policy without s3:DeleteObject) may leave
         generations, ours the newest: the marker then goes above them, read
         again (else the run stayed locked until the lease expired).
 
@@ -272,7 +213,7 @@ class ObjectLease:
         nothing (the newest generation decides); the next claim deletes it."""
         with self._lock:
             self._stop.set()  # from here on no check passes, whatever the store does
-            _HELD.discard(self.token)
+            HELD.discard(self.token)
             if not self.claimed or self.lost:
                 return
             with contextlib.suppress(Exception):
@@ -283,47 +224,26 @@ class ObjectLease:
                     gen, doc, older = self._current()
                     if doc.get("token") != self.token:
                         return  # another's (or none): nothing of ours to give up
-                    if delete:
+                    if delete and not self.took_over:
                         with contextlib.suppress(Exception):
                             return self.objects.delete(older)  # ours, the newest, included
-                        gen, doc, _ = self._current()  # some left: is ours still the newest?
+                        gen, doc, older = self._current()  # some left: is ours still the newest?
                         if doc.get("token") != self.token:
                             return
                 marker = {"released": True, "token": self.token, "since": time.time()}
-                self.objects.create(self._key(gen + 1), json.dumps(marker).encode())
+                if self.objects.create(self._key(gen + 1), json.dumps(marker).encode()) and delete:
+                    self.objects.delete(older)  # all but the marker: ours, the newest, included
 
     def _key(self, gen: int) -> str:
         return f"{self.prefix}{gen:010d}"
 
 
-# A holder renews every third of its lease (`_silent` counts on it), and
+# A holder renews every third of its lease (`leasewatch.silent` counts on it), and
 # tries a failed renewal again after a tenth. Kept here, apart from the
 # lease's life: a test renews often a lease that lives long, and a renewal
 # late on a loaded machine then loses nothing it means to prove.
 RENEW_EVERY = 1 / 3
 RETRY_EVERY = 1 / 10
-
-# Expired leases of other hosts being watched (`_silent`), by (store url,
-# lease prefix): (generation, token, when the watch began on `_elapsed`).
-_WATCHED: dict[tuple[str, str], tuple[int, object, float]] = {}
-
-# Tokens of the leases this process holds: a generation naming this process
-# with any other token is one it gave up without its released marker landing
-# (the store failed then), and this process would otherwise lock itself out
-# of the run (in a notebook, a service) until it expired.
-_HELD: set[str] = set()
-
-
-def _left_here(doc: dict[str, Any]) -> bool:
-    return same_pid_space(doc) and doc.get("pid") == os.getpid() and doc.get("token") not in _HELD
-
-
-def _elapsed() -> float:
-    """Seconds on a clock nobody sets, counting suspended time where the
-    system has one (Linux's CLOCK_BOOTTIME)."""
-    boot = getattr(time, "CLOCK_BOOTTIME", None)
-    return time.clock_gettime(boot) if boot is not None else time.monotonic()
-
 
 def body_token(body: bytes) -> object:
     return _read_json(body).get("token")
