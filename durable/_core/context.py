@@ -17,7 +17,14 @@ from .._storage.records import Attempt
 from ..errors import ConfigurationError
 from .recorded import Recorded
 from .runread import note
-from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, reset_vars, scope_var, set_scope
+from .scope import (
+    THREAD_AFTER_BODY,
+    THREAD_REFUSAL,
+    Scope,
+    reset_vars,
+    set_scope,
+    take_position,
+)
 
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
@@ -78,20 +85,8 @@ class RunState(Compared):
     caller: RunState | None = None  # a child run's parent: a cancel of it stops the child too
     cancel_due: float = float("inf")  # when (monotonic) to look for a cancel marker next
 
-    def take_position(self, what: str = "a durable operation") -> Position:
-        """The next position of the scope of the code calling (the body's, or the asyncio
-        task's: `scope`). `what` names the operation in errors (and `killed.CHILD`)."""
-        scope = scope_var.get()  # `current()`, without a call on every step
-        if scope is None or scope.run is not self:
-            raise ConfigurationError(
-                f"{what} was called for run {self.run_id!r} outside its workflow body; "
-                "nothing was executed. Call durable operations from the body or from "
-                "asyncio tasks it creates."
-            )
-        pos = scope.take(what)
-        if self.killed is not None:  # the place a run's process died at, refused
-            self.killed(pos, what)
-        return pos
+    # The next position of the scope of the code calling: `scope.take_position`.
+    take_position = take_position
 
     def refuse(self, exc: E) -> E:
         """Remember a refusal before raising it, so that a body that catches
