@@ -13,7 +13,6 @@ The cases run together, twice, each time a script in a process of its own."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest

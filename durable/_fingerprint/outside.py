@@ -146,13 +146,13 @@ def _inherited(
     of `class App(Settings)`'s base, `App.from_env()` a class method of it;
     their statements are not in `App`'s (a hand-rolled settings base
     reading `os.environ` made `W = App()` count by its text alone)."""
-    if isinstance(fn, type):
-        cls, member = fn, ()
-    else:  # `App.from_env`, `settings.App.from_env`
+    cls: object = fn
+    member: tuple[str, ...] = ()
+    if not isinstance(fn, type):  # `App.from_env`, `settings.App.from_env`
         cls, member = (_member(namespace, chain[:-1]) if len(chain) > 1 else None), chain[-1:]
     if not isinstance(cls, type):
         return []
-    found = []
+    found: list[tuple[tuple[str, ...], Mapping[str, Any], str | None]] = []
     for base in cls.__mro__[1:]:
         home = sys.modules.get(base.__module__)
         if home is not None and user_module(home) and vars(home).get(base.__name__) is base:
