@@ -4,7 +4,8 @@ reads, both through functions imported from it, neither naming the state:
 `total` sums), a count its `bump` rebinds with `global`, a registry's
 `put`/`get`, a seeded generator its `draw` draws from
 (`_R = random.Random(7)`), an entry of its memo the step changes
-(`lookup(k).append(x)`). The step's module holds no name of the state,
+(`lookup(k).append(x)`); a generator or an iterator drawn through the
+module (`tally.R.random()`, `next(tally.IDS)`). The step's module holds no name of the state,
 so the write went unseen: resumed in a new process, the next step read
 what the import left (value 0 for 5; the generator's first draw again).
 Each is now a changed call, executing nothing; a module whose helpers the
@@ -29,12 +30,14 @@ def count(name):
         f.write(name + "\\n")
 """
 
-TALLY = """import random
+TALLY = """import itertools, random
 
 _L = []
 _REG = {}
 N = 0
 _R = random.Random(7)
+R = random.Random(7)
+IDS = itertools.count(1)
 
 def add(x):
     _L.append(x)
@@ -76,6 +79,9 @@ CASES = {
     "registered": ("from tally import put, look", "put('k', x)", "look('k')"),
     "drawn": ("from tally import draw", "draw()", "draw()"),
     "memo_entry": ("from tally import lookup", "lookup('a').append(x)", "sum(lookup('a'))"),
+    # Drawn through the module: `tally.R.random()`, `next(tally.IDS)`.
+    "drawn_through_module": ("import tally", "tally.R.random()", "int(tally.R.random() * 1000)"),
+    "next_through_module": ("import tally", "next(tally.IDS)", "next(tally.IDS)"),
 }
 # Only read, or a memo only filled (by `lookup('b')` alike in a new process): replayed.
 SAME = {
