@@ -6,7 +6,11 @@ gives 30), found by review61:
   class of yours reading `os.environ` (a hand-rolled pydantic-settings:
   `class App(Settings): k: int = 1`, `S = App()`), the base in the same
   module or another; or made by a class method the base defines
-  (`S = App.from_env()`).
+  (`S = App.from_env()`);
+- a dataclass whose field's `default_factory` is a function of yours
+  reading `os.environ` (`field(default_factory=env_k)`, or a
+  `functools.partial` of one), here or imported: the class statement names
+  the function without calling it.
 
 Each is now a changed call, executing nothing; the same variable replays.
 The cases run together, twice, each time a script in a process of its own."""
@@ -33,11 +37,30 @@ class Settings:
         return cls()
 """
 APP = "class App(Settings):\n    k: int = 1\n"
+ENV_K = """import os
+
+def env_k():
+    return int(os.environ.get("K", "1"))
+
+def env_int(name):
+    return int(os.environ.get(name, "1"))
+"""
+FIELD = """import dataclasses, functools
+
+@dataclasses.dataclass
+class App:
+    k: int = dataclasses.field(default_factory={})
+
+W = App()"""
 
 CASES = {  # name: the head of flow_NAME.py (mysettings.py holds BASE)
     "inherited_init": BASE + APP + "W = App()",
     "inherited_init_imported": "from mysettings import Settings\n" + APP + "W = App()",
     "inherited_classmethod": "from mysettings import Settings\n" + APP + "W = App.from_env()",
+    # A dataclass whose field's default factory reads it: named, not called, by the class statement.
+    "factory_here": ENV_K + FIELD.format("env_k"),
+    "factory_imported": "from envs import env_k\n" + FIELD.format("env_k"),
+    "factory_partial": "from envs import env_int\n" + FIELD.format('functools.partial(env_int, "K")'),
 }
 
 FLOW = """import os, durable
@@ -80,6 +103,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, 
         for name, head in CASES.items():
             (folder / f"flow_{name}.py").write_text(FLOW.format(head=head, name=name))
         (folder / "mysettings.py").write_text(BASE)
+        (folder / "envs.py").write_text(ENV_K)
         (folder / "run.py").write_text(RUN)
         first = run_in(folder, "run.py", STOP="1", K="2")
         second = run_in(folder, "run.py", K=k)
@@ -92,7 +116,7 @@ def _said(out: str, name: str) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_settings_made_by_an_inherited_constructor_reading_the_environment(runs: dict[str, Any], name: str) -> None:
+def test_settings_made_by_code_reading_the_environment_count_by_contents(runs: dict[str, Any], name: str) -> None:
     first, second, count = runs["edited"]
     assert _said(first, name) == f"{name} suspended", first
     assert "refused" in _said(second, name) and "W changed" in _said(second, name), second  # was `value 20`

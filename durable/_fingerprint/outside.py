@@ -265,8 +265,11 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             marked |= name in _READS or name.startswith(_READ_PREFIXES)
-            if (chain := _chain(func)) is not None:
-                called.add(chain)
+            # A function handed to the call runs too: `field(default_factory=env_k)`,
+            # `partial(env_int, "K")`, `sorted(xs, key=score)` (a value named so follows nothing).
+            for part in (func, *node.args, *(k.value for k in node.keywords)):
+                if (chain := _chain(part)) is not None:
+                    called.add(chain)
     found = (marked, frozenset(read), frozenset(called))
     _scanned[id(stmt)] = (stmt, *found)
     return found
