@@ -79,6 +79,8 @@ CASES = {
     "registered": ("from tally import put, look", "put('k', x)", "look('k')"),
     "drawn": ("from tally import draw", "draw()", "draw()"),
     "memo_entry": ("from tally import lookup", "lookup('a').append(x)", "sum(lookup('a'))"),
+    # Read through the module the step's module imports as well: `sum(tally._L)`.
+    "read_through_module": ("import tally\nfrom tally import add", "add(x)", "sum(tally._L)"),
     # Drawn through the module: `tally.R.random()`, `next(tally.IDS)`.
     "drawn_through_module": ("import tally", "tally.R.random()", "int(tally.R.random() * 1000)"),
     "next_through_module": ("import tally", "next(tally.IDS)", "next(tally.IDS)"),

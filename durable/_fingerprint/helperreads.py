@@ -82,7 +82,8 @@ def helper_writes(
                 # Held by no name of the step's module (`_L` behind `from tally import add, total`):
                 # named as its own module's, so that its value joins the record and readers are found.
                 if not held and space is not globs and not _memo(space, name, caller):
-                    held = {qualified(space, name)}
+                    # and a global holding its module (`import tally`: `tally._L` read there)
+                    held = {qualified(space, name), *(k for k, v in globs.items() if _module_of(v, space))}
                 found |= held
     if untold:
         found |= _shared(globs, [s for s in spaces.values() if s is not globs])
@@ -200,6 +201,10 @@ def _memo(space: Mapping[str, Any], name: str, caller: ast.AST | None) -> bool:
     filename = space.get("__file__")
     tree = source_of(filename, space).tree if isinstance(filename, str) else None
     return tree is not None and caller is not None and memo_only(tree, name, (caller,))
+
+
+def _module_of(value: object, space: Mapping[str, Any]) -> bool:
+    return isinstance(value, types.ModuleType) and vars(value) is space
 
 
 def qualified(space: Mapping[str, Any], name: str) -> str:
