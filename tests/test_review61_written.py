@@ -5,7 +5,9 @@ reads, both through functions imported from it, neither naming the state:
 `put`/`get`, a seeded generator its `draw` draws from
 (`_R = random.Random(7)`), an entry of its memo the step changes
 (`lookup(k).append(x)`); a generator or an iterator drawn through the
-module (`tally.R.random()`, `next(tally.IDS)`). The step's module holds no name of the state,
+module (`tally.R.random()`, `next(tally.IDS)`); a third module's list
+that one module's helper appends to and another's sums
+(`from store import L`, or `store.M`). The step's module holds no name of the state,
 so the write went unseen: resumed in a new process, the next step read
 what the import left (value 0 for 5; the generator's first draw again).
 Each is now a changed call, executing nothing; a module whose helpers the
@@ -81,6 +83,9 @@ CASES = {
     "memo_entry": ("from tally import lookup", "lookup('a').append(x)", "sum(lookup('a'))"),
     # Read through the module the step's module imports as well: `sum(tally._L)`.
     "read_through_module": ("import tally\nfrom tally import add", "add(x)", "sum(tally._L)"),
+    # Written by one module's helper, read by another's, the state a third's.
+    "third_module": ("from writer import add\nfrom reader import total", "add(x)", "total()"),
+    "third_module_attribute": ("from writer import add_to\nfrom reader import total_of", "add_to(x)", "total_of()"),
     # Drawn through the module: `tally.R.random()`, `next(tally.IDS)`.
     "drawn_through_module": ("import tally", "tally.R.random()", "int(tally.R.random() * 1000)"),
     "next_through_module": ("import tally", "next(tally.IDS)", "next(tally.IDS)"),
@@ -92,8 +97,31 @@ SAME = {
 }
 
 
+WRITER = """import store
+from store import L
+
+def add(x):
+    L.append(x)
+
+def add_to(x):
+    store.M.append(x)
+"""
+READER = """import store
+from store import L
+
+def total():
+    return sum(L)
+
+def total_of():
+    return sum(store.M)
+"""
+
+
 def test_state_another_module_keeps_behind_its_helpers_is_counted(tmp_path: Path) -> None:
     (tmp_path / "tally.py").write_text(TALLY)
+    (tmp_path / "store.py").write_text("L = []\nM = []\n")
+    (tmp_path / "writer.py").write_text(WRITER)
+    (tmp_path / "reader.py").write_text(READER)
     modules = {n: HEAD + CASE.format(name=n, setup=s, write=w, read=r) for n, (s, w, r) in {**CASES, **SAME}.items()}
     second = write_then_read(tmp_path, modules)
     said = dict(line.split(" ", 1) for line in second.splitlines() if line.split(" ")[0] in modules)

@@ -24,7 +24,7 @@ from .changers import LOGS, MUTATORS
 from .handedwrites import SCALARS as _SCALARS
 from .handedwrites import handed_writes, resolved, user_function
 from .holds import held_callables
-from .imports import user_class
+from .imports import user_class, user_module
 from .localbound import bound_locals
 from .nodes import walk
 from .selffills import memo_only
@@ -75,8 +75,9 @@ def helper_writes(
             continue
         for name in written_in([node], logs, space) - local_names([node]):
             value = space.get(name)
-            if isinstance(value, types.ModuleType):
+            if isinstance(value, types.ModuleType):  # `store.M.append(x)`: the module, where no global shares it
                 found |= _shared(globs, [vars(value)])
+                found |= {qualified(space, name)} if space is not globs and user_module(value) else set()
             elif name in space:  # a number rebound there is its own: not one `globs` holds a copy of
                 held = {k for k, v in globs.items() if v is value} if not isinstance(value, _SCALARS) else set()
                 # Held by no name of the step's module (`_L` behind `from tally import add, total`):
@@ -177,7 +178,9 @@ def _reads(node: ast.AST, space: Mapping[str, Any], globs: Mapping[str, Any], wr
     names (`Cfg`) or reads through a module (`config.STATE`, `flow.RATE`).
     A number or a string by its module's name alone: the same small int is
     every module's (`RATE = 1`), and a name importing it holds a copy."""
-    targets = {id(globs[w]): w for w in written if w in globs and not isinstance(globs[w], _SCALARS)}
+    # By the object (`L` of `from store import L` here and in the writer's module too).
+    held = {w: global_value(globs, w) for w in written}
+    targets = {id(v): w for w, v in held.items() if v is not MISSING and not isinstance(v, _SCALARS)}
     found: set[str] = set()
     for sub in walk(node):
         if isinstance(sub, ast.Name) and sub.id in space:
