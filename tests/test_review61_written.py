@@ -2,7 +2,8 @@
 reads, both through functions imported from it, neither naming the state:
 `from tally import add, total` over its private `_L = []` (`add` appends,
 `total` sums), a count its `bump` rebinds with `global`, a registry's
-`put`/`get`, a seeded generator its `draw` draws from
+`put`/`get`, an object of your class its `keep` changes by a method
+(`_S.remember(x)`), a seeded generator its `draw` draws from
 (`_R = random.Random(7)`), an entry of its memo the step changes
 (`lookup(k).append(x)`); a generator or an iterator drawn through the
 module (`tally.R.random()`, `next(tally.IDS)`); a third module's list
@@ -86,6 +87,8 @@ CASES = {
     # Written by one module's helper, read by another's, the state a third's.
     "third_module": ("from writer import add\nfrom reader import total", "add(x)", "total()"),
     "third_module_attribute": ("from writer import add_to\nfrom reader import total_of", "add_to(x)", "total_of()"),
+    # An object of your class there, changed by its method: `_S.remember(x)`.
+    "object": ("from keeper import keep, kept", "keep(x)", "kept()"),
     # Drawn through the module: `tally.R.random()`, `next(tally.IDS)`.
     "drawn_through_module": ("import tally", "tally.R.random()", "int(tally.R.random() * 1000)"),
     "next_through_module": ("import tally", "next(tally.IDS)", "next(tally.IDS)"),
@@ -97,6 +100,26 @@ SAME = {
 }
 
 
+# An object of your class, in a module of its own (the steps reaching the
+# whole `tally` count its objects by their state).
+KEEPER = """class Store:
+    def __init__(self):
+        self.items = []
+
+    def remember(self, x):
+        self.items.append(x)
+
+    def total(self):
+        return sum(self.items)
+
+_S = Store()
+
+def keep(x):
+    _S.remember(x)
+
+def kept():
+    return _S.total()
+"""
 WRITER = """import store
 from store import L
 
@@ -119,6 +142,7 @@ def total_of():
 
 def test_state_another_module_keeps_behind_its_helpers_is_counted(tmp_path: Path) -> None:
     (tmp_path / "tally.py").write_text(TALLY)
+    (tmp_path / "keeper.py").write_text(KEEPER)
     (tmp_path / "store.py").write_text("L = []\nM = []\n")
     (tmp_path / "writer.py").write_text(WRITER)
     (tmp_path / "reader.py").write_text(READER)

@@ -27,6 +27,7 @@ from .holds import held_callables
 from .imports import user_class, user_module
 from .localbound import bound_locals
 from .nodes import walk
+from .objectstate import object_writes
 from .selffills import memo_only
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import local_names
@@ -73,7 +74,8 @@ def helper_writes(
         if node is _UNTOLD:
             untold = True
             continue
-        for name in written_in([node], logs, space) - local_names([node]):
+        changed = written_in([node], logs, space) | (set() if logs else object_writes([node], space).keys())
+        for name in changed - local_names([node]):  # with an object of yours a method changes: `_S.remember(x)`
             value = space.get(name)
             if isinstance(value, types.ModuleType):  # `store.M.append(x)`: the module, where no global shares it
                 found |= _shared(globs, [vars(value)])
