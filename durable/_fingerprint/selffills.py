@@ -76,7 +76,7 @@ def _mentions(expr: ast.AST, me: str, attr: str) -> bool:
     )
 
 
-def memo_only(tree: ast.AST, name: str) -> bool:
+def memo_only(tree: ast.AST, name: str, callers: tuple[ast.AST, ...] = ()) -> bool:
     """Whether the module-level `name` of the module whose tree is `tree`
     is a memo or a lazy client its functions only fill: each use in a
     function fills what is missing (`if k not in CACHE: CACHE[k] = ...`,
@@ -88,8 +88,10 @@ def memo_only(tree: ast.AST, name: str) -> bool:
     leaves nothing another step computes from. Anything else (`c = CACHE`,
     `f(CACHE)`, `CACHE.clear()`, `len(CACHE)`) counts as a use; so does
     an entry a function returns (`return CACHE[k]`) that a caller of it
-    changes (`lookup(k).append(x)`): the fresh process's entry lacks it."""
-    parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    changes (`lookup(k).append(x)`): the fresh process's entry lacks it,
+    there or in `callers` (the trees of modules importing the function)."""
+    trees = (tree, *callers)
+    parents = {id(c): p for t in trees for p in walk(t) for c in ast.iter_child_nodes(p)}
     filled: dict[int, bool] = {}  # id of a function using it -> whether it fills it
     handing: set[str] = set()  # the functions returning an entry
     for node in walk(tree):
@@ -109,7 +111,9 @@ def memo_only(tree: ast.AST, name: str) -> bool:
             handing.add(inside.name)
         if isinstance(inside, ast.FunctionDef) and _aliases(node, parents, name):  # `return v` of `v = C.get(k)`
             handing.add(inside.name)
-    if handing and any(changed_result(c, parents) for c in walk(tree) if isinstance(c, ast.Call) and named(c.func) in handing):
+    if handing and any(
+        changed_result(c, parents) for t in trees for c in walk(t) if isinstance(c, ast.Call) and named(c.func) in handing
+    ):
         return False
     # Each function looking at it fills it too: `"hit" if k in CACHE else "miss"` alone is a read.
     return bool(filled) and all(filled.values())

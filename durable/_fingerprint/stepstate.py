@@ -103,12 +103,12 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     selves = (_selves(globs or {}), str((globs or {}).get("__name__", "")))  # `import flow as me; me.LOG.append(x)`
     written = (written_in(own, False, globs) | hidden_writes(own, src.tree, *selves) | _through_class(fn, own, globs, logs=False)) - theirs
     written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree, *selves)) - local_names(via))
-    written |= (theirs_too := helper_writes([*own, *plain], globs or {}, logs=False))  # `helpers.log(x)`, another module's
+    written |= (theirs_too := helper_writes([*own, *plain], globs or {}, False, src.tree))  # `helpers.log(x)`, another module's
     objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if ANY not in written and (n not in written or only_called(n, [*own, *via]))}
     written |= objects.keys()  # `MEMORY.remember(x)`: told by what its methods change, read
     if logs:
         logged = (written_in(own, True, globs) | _through_class(fn, own, globs, logs=True)) - theirs
-        logged |= helper_writes([*own, *plain], globs or {}, logs=True)
+        logged |= helper_writes([*own, *plain], globs or {}, True, src.tree)
         written = (logged | (written_in(via, True, globs) - local_names(via))) - written
     if not written:
         return ()
