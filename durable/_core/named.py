@@ -23,6 +23,7 @@ from typing import Any
 
 from .._fingerprint.givennames import (
     argument_modules,
+    entry_constants,
     finds_by_name,
     finds_entries,
     given_parameters,
@@ -72,7 +73,9 @@ def with_named(fn: object, digest: str, args: tuple[Any, ...], kwargs: dict[str,
     if is_token(digest) or not names_modules(fn):
         return digest
     args, kwargs = _given_only(fn, args, kwargs)
-    return _joined(digest, (bound_arguments(fn), args), kwargs, (name, fp), finds_entries(fn))  # `self.module` too
+    entries = finds_entries(fn)  # and the group its code names (`entry_points(group="app.plugins")`)
+    held = (bound_arguments(fn), args, entry_constants(fn) if entries else ())
+    return _joined(digest, held, kwargs, (name, fp), entries)  # `self.module` too
 
 
 def _given_only(fn: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -104,7 +107,8 @@ def given_digest(
     steps (`agent("tools", q)`, its step importing what it is given)."""
     if is_token(digest) or not any(map(names_modules, fns)):
         return digest
-    return _joined(digest, args, kwargs, (name, fp), any(map(finds_entries, fns)))
+    entries = [fn for fn in fns if finds_entries(fn)]
+    return _joined(digest, (args, [entry_constants(fn) for fn in entries]), kwargs, (name, fp), bool(entries))
 
 
 def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], key: tuple[str, str], entries: bool) -> str:

@@ -249,8 +249,20 @@ def finds_entries(fn: object) -> bool:
     return isinstance(code, types.CodeType) and any(_ENTRY in co.co_names for co in code_objects(code))
 
 
+def entry_constants(fn: object) -> tuple[str, ...]:
+    """The string constants of `fn`'s code (under wrappers), where it looks
+    plugins up by entry point: a group it runs every plugin of
+    (`entry_points(group="app.plugins")`, `.select(group=...)`) is no
+    argument's, and its plugins edited, the call replayed their old output."""
+    code = getattr(target_of(fn), "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return ()
+    return tuple(c for co in code_objects(code) for c in co.co_consts if isinstance(c, str) and len(c) < 256)
+
+
 def _entry_values(data: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[None, str, object], ...]]:
     """What the entry points named by these strings load (`"tools:search"`),
+    every one of a group a string names too,
     and (None, the distribution declaring each, its version): an installed
     plugin upgraded (`pip install -U`: a new `*.dist-info`, the same entry
     point, other code) is another call, as a library's code counts by
@@ -264,11 +276,14 @@ def _entry_values(data: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[N
         table: dict[str, list[tuple[str, str, str]]] = {}
         for dist in distributions():
             for ep in dist.entry_points:
-                table.setdefault(ep.name, []).append((ep.value, str(dist.metadata["Name"]), str(dist.version)))
+                held = (ep.value, str(dist.metadata["Name"]), str(dist.version))
+                table.setdefault(ep.name, []).append(held)
+                if ep.group and ep.group != ep.name:  # `entry_points(group=g)`, every plugin of it run
+                    table.setdefault(ep.group, []).append(held)
         _ENTRIES.clear()
         _ENTRIES[key] = {n: tuple(v) for n, v in table.items()}
-    held = [e for text in dict.fromkeys(data) for e in _ENTRIES[key].get(text, ())]
-    return tuple(v for v, _, _ in held), tuple((None, f"distribution {d}", f"{version} {v}") for v, d, version in held)
+    found = [e for text in dict.fromkeys(data) for e in _ENTRIES[key].get(text, ())]
+    return tuple(v for v, _, _ in found), tuple((None, f"distribution {d}", f"{version} {v}") for v, d, version in found)
 
 
 def _changed(path: str) -> int:
