@@ -86,7 +86,8 @@ def whole_modules(
     heads = [*objs, *(globs.get(c[0]) for c in read)]  # `plugins` of `plugins.__path__`
     for key, texts in witnessed(package_parts, code, heads) if finds else ():  # `import_module(f"plugins.{name}")`
         yield key, None, texts
-    for key, texts in witnessed(built_parts, code, globs) if finds else ():  # `import_module("handlers_" + kind)`
+    # `import_module("handlers_" + kind)`; `find_spec("spec_" + kind)` then `exec_module`, no module read whole for it
+    for key, texts in witnessed(built_parts, code, globs) if finds or "find_spec" in names else ():
         yield key, None, texts
     home = os.path.dirname(str(globs.get("__file__") or ""))
     for key, texts in witnessed(script_parts, code, objs, home):  # `runpy.run_path("conf/exp.py")`
@@ -96,7 +97,7 @@ def whole_modules(
 def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
     """Whether the chain (`sys.modules`, `importlib.import_module`) reaches
     a lookup of modules by name; only modules' attributes are walked."""
-    finders: tuple[object, ...] = (sys.modules, builtins.__import__, importlib.import_module, importlib.util.find_spec)
+    finders: tuple[object, ...] = (sys.modules, builtins.__import__, importlib.import_module)
     finders += (inspect.getmodule, inspect.currentframe, sys._getframe)  # `.f_globals[name]`
     obj = globs.get(chain[0], _MISSING)
     if obj is _MISSING:
