@@ -83,11 +83,11 @@ def child_plan(
     label = flow.name
     held = with_held(flow.fn, call_digest(given.signature, args, kwargs, label), parent.argument_values, parent.bodies)
     # `agent("tools", q)`, a step of the child importing what it is given (`named`).
-    digest = given_digest(definition.writers, held, args, kwargs, label)
+    digest = given_digest(definition.writers, held, args, kwargs, label, definition.fingerprint)
     if digest != held:
         note_given(parent, flow.fn, label, definition.fingerprint)  # checked at a re-call
     # What its steps write that another step reads, as they left it (`written.with_written`).
-    written = functools.partial(_with_writes, definition.writers, digest, label)
+    written = functools.partial(_with_writes, definition.writers, digest, label, definition.fingerprint)
     # A record forgotten for what the child's steps wrote (a rerun): their
     # writes are redone only by running it afresh (its own run is complete).
     redo = pos in parent.records and written() != digest
@@ -181,11 +181,11 @@ def _joined(
     return given_digest(writers, digest, args, kwargs, flow.name)
 
 
-def _with_writes(writers: list[Any], digest: str, label: str) -> str:
+def _with_writes(writers: list[Any], digest: str, label: str, fp: str) -> str:
     """`digest` joined with what each of `writers` writes that another step
     reads, as it is now: a replay of the child's result cannot redo it."""
     for fn in writers:
-        digest = with_written(fn, digest, label)
+        digest = with_written(fn, digest, label, fp)
     return digest
 
 

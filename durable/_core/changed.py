@@ -30,21 +30,22 @@ def arguments_changed(
         now_called = f"called now as {rec.name}({', '.join(shown)}); "
     # What the step writes that another reads, which a replay cannot redo, is
     # the likelier cause when there is one (nothing edited, a new process): first.
-    written = _written(rec.name)
+    written = _written(rec.name, rec.fingerprint)
     return (
         (f"{written}. Or its " if written else "")
         + f"arguments changed: {now_called}the record was made by a call with other "
         f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
         + (_IN_PLACE if call is not None and any(map(_changeable, _values(call))) else "")
         + (_per_process(_values(call)) if call is not None else "")
-        + _named(rec.name)
+        + _named(rec.name, rec.fingerprint)
     )
 
 
-def _named(name: str) -> str:
+def _named(name: str, fp: str) -> str:
     """A hint for a step that imports modules by the names its arguments
-    give (`named.with_named`): their code counts in its calls."""
-    modules = NAMED.get(name)
+    give (`named.with_named`): their code counts in its calls. `fp`: its
+    fingerprint, the recorded one's too (the arguments alone differ)."""
+    modules = NAMED.get((name, fp))
     if not modules:
         return ""
     return (
@@ -53,10 +54,12 @@ def _named(name: str) -> str:
     )
 
 
-def _written(name: str) -> str:
+def _written(name: str, fp: str) -> str:
     """A hint for a step writing module-level values another step reads,
-    which its record holds as it left them (`written.with_written`)."""
-    names = WRITERS.get(name)
+    which its record holds as it left them (`written.with_written`); by
+    its name and fingerprint, as another module's step of that name may
+    write others."""
+    names = WRITERS.get((name, fp))
     if not names:
         return ""
     return (

@@ -196,7 +196,7 @@ def finish(
     if still_plain(ctx, spec) is not None:
         written = digest
     else:  # and the code of the modules its arguments name (`named`)
-        written = with_named(fn, with_written(fn, digest, spec.name), *call)
+        written = with_named(fn, with_written(fn, digest, spec.name, fp), *call)
     record = StepRecord.made(pos, spec.name, fp, written, started, failures, produced)
     kept = None
     if canonical is not None and written is digest:  # what its replay compares (`same_fields`)

@@ -23,6 +23,7 @@ from typing import Any
 
 from .._fingerprint.givennames import (
     argument_modules,
+    entry_constants,
     finds_by_name,
     finds_entries,
     given_parameters,
@@ -34,8 +35,8 @@ from .code import module_stamp
 from .context import RunState
 from .identity import is_token, value_digest
 
-# step name -> the modules its call's arguments named, for a refusal to name (`changed`)
-NAMED: dict[str, tuple[str, ...]] = {}
+# (step name, its fingerprint) -> the modules its call's arguments named, for a refusal to name (`changed`)
+NAMED: dict[tuple[str, str], tuple[str, ...]] = {}
 # id(code) -> (code, whether its function looks modules up by name): a property of the code.
 _FINDS: dict[int, tuple[types.CodeType, bool]] = {}
 # id(code) -> (code, the parameters whose values may reach a lookup: `given_parameters`).
@@ -61,18 +62,20 @@ def names_modules(fn: object) -> bool:
     return seen[1]
 
 
-def with_named(fn: object, digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "") -> str:
+def with_named(fn: object, digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "", fp: str = "") -> str:
     """A call's digest joined with the code of the user's modules its
     arguments' strings name, for a function that looks modules up by a
     name (`finds_by_name`); the digest itself for any other. Only the
     arguments of the parameters whose values may reach a lookup
     (`given_parameters`: `kind` of `import_module("handlers_" + kind)`, not
-    a label naming a module by chance). `name`: the step's, under which
-    `NAMED` notes the modules."""
+    a label naming a module by chance). `name`, `fp`: the step's, under
+    which `NAMED` notes the modules."""
     if is_token(digest) or not names_modules(fn):
         return digest
     args, kwargs = _given_only(fn, args, kwargs)
-    return _joined(digest, (bound_arguments(fn), args), kwargs, name, finds_entries(fn))  # `self.module` too
+    entries = finds_entries(fn)  # and the group its code names (`entry_points(group="app.plugins")`)
+    held = (bound_arguments(fn), args, entry_constants(fn) if entries else ())
+    return _joined(digest, held, kwargs, (name, fp), entries)  # `self.module` too
 
 
 def _given_only(fn: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -97,21 +100,24 @@ def _given_only(fn: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tu
     return (), {k: v for k, v in bound.items() if k in keep}
 
 
-def given_digest(fns: Iterable[object], digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> str:
+def given_digest(
+    fns: Iterable[object], digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str, fp: str = ""
+) -> str:
     """`with_named` for a call that runs any of `fns`: a child workflow's
     steps (`agent("tools", q)`, its step importing what it is given)."""
     if is_token(digest) or not any(map(names_modules, fns)):
         return digest
-    return _joined(digest, args, kwargs, name, any(map(finds_entries, fns)))
+    entries = [fn for fn in fns if finds_entries(fn)]
+    return _joined(digest, (args, [entry_constants(fn) for fn in entries]), kwargs, (name, fp), bool(entries))
 
 
-def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], name: str, entries: bool) -> str:
+def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], key: tuple[str, str], entries: bool) -> str:
     named = argument_modules((args, kwargs), entries)
     parts = sorted(_stamp(module, name, found) for module, name, found in named)
-    if parts and name:
+    if parts and key[0]:
         if len(NAMED) > 1024:
             NAMED.clear()
-        NAMED[name] = tuple(module for module, _ in parts if module)
+        NAMED[key] = tuple(module for module, _ in parts if module)
     return value_digest((digest, parts)) if parts else digest
 
 
@@ -139,7 +145,7 @@ def named_in(
     """`with_named` for a call in a run (a step's, a `loop_over` block's),
     which a re-call of the run, completed, checks as its body replays
     (`ctx.unreached`, as for a step its definition does not reach)."""
-    joined = with_named(fn, digest, args, kwargs, name)
+    joined = with_named(fn, digest, args, kwargs, name, fp)
     if joined != digest:
         note_given(ctx, fn, name, fp)
     return joined

@@ -105,7 +105,7 @@ def replay_or_prepare(
             elif reads:  # it binds nothing
                 digest = with_held(fn, digest, held, bodies)
             # `call_tool("tools", q)`: the code its arguments name (never a plain step's: `named`)
-            written = named_in(ctx, fn, spec.name, fp, with_written(fn, digest, spec.name), args, kwargs)
+            written = named_in(ctx, fn, spec.name, fp, with_written(fn, digest, spec.name, fp), args, kwargs)
             if written is not digest or reads or spec.binds:
                 canonical = None  # its identity is more than the call's bytes
         if not reads and not spec.binds:
@@ -151,7 +151,7 @@ def _live_plan(
         hit = ticket.lookup() if ticket is not None else None
         if ticket is not None and hit is not None:  # computed by another run or call
             # Its record counts what it logs as the run's own would (`written.with_written`).
-            pos, fp, digest = live.pos, live.fp, with_named(spec.fn, with_written(spec.fn, live.digest, spec.name), args, kwargs)
+            pos, fp, digest = live.pos, live.fp, with_named(spec.fn, with_written(spec.fn, live.digest, spec.name, live.fp), args, kwargs)
             return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
     tries = Tries.begin(ctx, spec, live)
     tries.watch = ticket.read if ticket is not None else None  # (`runread`)

@@ -22,11 +22,12 @@ from .._fingerprint.stepstate import state_logged, state_written
 from .._fingerprint.userclasses import users_class
 from .identity import _IMMUTABLE, is_token, value_digest
 
-# step name -> the module-level values it writes that another step reads
-WRITERS: dict[str, tuple[str, ...]] = {}
+# (step name, its fingerprint) -> the module-level values it writes that another
+# step reads: steps of one name in two modules are two steps (`changed._written`).
+WRITERS: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
-def with_written(fn: object, digest: str, name: str = "") -> str:
+def with_written(fn: object, digest: str, name: str = "", fp: str = "") -> str:
     """A call's digest joined with the module-level values `fn` (under
     partials, bindings and the step) changes that another step or workflow
     of its module reads (`STATE[k] = v` in `put`, `STATE.get(k)` in `get`:
@@ -34,8 +35,8 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     left them: a replay where they are otherwise (a new process, where the
     import left `STATE` empty) is a changed call, since it cannot redo the
     write; in the process that made it, with nothing changed since, it
-    replays. One without a digest (a client) is left out. `name`: the
-    step's, under which `WRITERS` notes them for a refusal to name."""
+    replays. One without a digest (a client) is left out. `name`, `fp`:
+    the step's, under which `WRITERS` notes them for a refusal to name."""
     # Most steps write nothing another reads: known once for their code (what
     # `stepstate` finds is a property of the code object, and a function's
     # `__code__` or `__wrapped__` set since is another one), not found again
@@ -54,7 +55,7 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
         return digest
     if len(WRITERS) > 1024:
         WRITERS.clear()
-    WRITERS[name] = names + logged
+    WRITERS[name, fp] = names + logged
     values = _values(target, names + logged)
     taken: list[Any] = []
     for n in (n for n in names if n in values):

@@ -120,7 +120,7 @@ class Block:
         self.saved: list[int] = []
         self.digests: list[str] = []  # of the items, by `restore`
         self.restored = 0
-        self.record = lookup(ctx, self.pos, self.label, self.fp, with_written(fn, self.digest, self.label))
+        self.record = lookup(ctx, self.pos, self.label, self.fp, with_written(fn, self.digest, self.label, self.fp))
         self.tries = KeptTries(ctx, self.pos, fn, self.label, self.fp, self._item_digest, len(items), self.checkpoint)
 
     def _digest(self, value: Any) -> str:
@@ -265,7 +265,7 @@ class Block:
             self.ctx.executed += 1
             notify.executed(self.ctx, self.record)
             return results
-        written = with_written(self.fn, self.digest, self.label)  # what its items wrote, as they left it
+        written = with_written(self.fn, self.digest, self.label, self.fp)  # what its items wrote, as they left it
         rec = StepRecord(self.pos, "loop", self.label, self.fp, written, started=self.started)
         rec.extra.update(items=len(self.items), restored=self.restored)
         # The tries that failed before this one stay in the history, as a step's do.

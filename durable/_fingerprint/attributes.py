@@ -43,9 +43,17 @@ def attribute_tokens(obj: object, *, public: bool = False) -> list[str] | None:
         return [fresh_token()]
 
 
+def _logger(obj: object) -> bool:
+    """Whether `obj` is a `logging.Logger` (not imported for it: `sys.modules`)."""
+    logging = sys.modules.get("logging")
+    return logging is not None and isinstance(obj, logging.Logger)
+
+
 def _attribute_tokens(obj: object, public: bool, _seen: tuple[int, ...]) -> list[str] | None:
     attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
     attrs = [(k, v) for k, v in attrs if k not in library_attributes(obj)]  # a pool's thread names: no input
+    if _logger(obj):  # which levels it was asked about, filled by each `LOG.info`: no setting of it
+        attrs = [(k, v) for k, v in attrs if k != "_cache"]
     seen = (*_seen, id(obj))
     plain, nested = {}, []
     for k, v in attrs:
@@ -83,6 +91,8 @@ def attribute_digests(obj: object, _path: str = "", _seen: tuple[int, ...] = ())
     elif settings_object(obj):
         attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
         attrs = [(k, v) for k, v in attrs if k not in library_attributes(obj)]  # a pool's thread names: no input
+    if _logger(obj):  # which levels it was asked about, filled by each `LOG.info`: no setting of it
+        attrs = [(k, v) for k, v in attrs if k != "_cache"]
         pairs = [(f"{_path}.{k}", v) for k, v in attrs[:64] if isinstance(k, str)]
     else:
         return {}

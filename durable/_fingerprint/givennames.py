@@ -249,8 +249,49 @@ def finds_entries(fn: object) -> bool:
     return isinstance(code, types.CodeType) and any(_ENTRY in co.co_names for co in code_objects(code))
 
 
+def entry_constants(fn: object) -> tuple[str, ...]:
+    """The groups `fn`'s code (under wrappers) runs every plugin of, by a
+    constant: `entry_points(group="app.plugins")`, `.select(group=...)`,
+    with no `name=` and not indexed by one (`[name]`: the arguments tell
+    which). No argument names those plugins: edited, the call replayed
+    their old output. Its source unread: all its string constants."""
+    target = target_of(fn)
+    code = getattr(target, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return ()
+    seen = _GROUPS.get(id(code))
+    if seen is not None and seen[0] is code:  # a property of the code: each call of the step asks
+        return seen[1]
+    if len(_GROUPS) >= 1024:
+        _GROUPS.clear()
+    found = _GROUPS[id(code)] = (code, _groups(code, getattr(target, "__globals__", None)))
+    return found[1]
+
+
+# id(code) -> (code, the groups `entry_constants` found in it).
+_GROUPS: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
+
+
+def _groups(code: types.CodeType, globs: Mapping[str, object] | None) -> tuple[str, ...]:
+    nodes = find_definitions(code, source_of(code.co_filename, globs))
+    if not nodes:
+        return tuple(c for co in code_objects(code) for c in co.co_consts if isinstance(c, str) and len(c) < 256)
+    parents = {id(c): p for top in nodes for p in walk(top) for c in ast.iter_child_nodes(p)}
+    found = []
+    for node in (n for top in nodes for n in walk(top)):
+        func = getattr(node, "func", None)
+        if not isinstance(node, ast.Call) or (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) not in (_ENTRY, "select"):
+            continue
+        given = {k.arg: k.value for k in node.keywords}
+        group, above = given.get("group"), parents.get(id(node))
+        if isinstance(group, ast.Constant) and isinstance(group.value, str) and "name" not in given and not isinstance(above, ast.Subscript):
+            found.append(group.value)
+    return tuple(found)
+
+
 def _entry_values(data: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[None, str, object], ...]]:
     """What the entry points named by these strings load (`"tools:search"`),
+    every one of a group a string names too,
     and (None, the distribution declaring each, its version): an installed
     plugin upgraded (`pip install -U`: a new `*.dist-info`, the same entry
     point, other code) is another call, as a library's code counts by
@@ -264,11 +305,14 @@ def _entry_values(data: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[N
         table: dict[str, list[tuple[str, str, str]]] = {}
         for dist in distributions():
             for ep in dist.entry_points:
-                table.setdefault(ep.name, []).append((ep.value, str(dist.metadata["Name"]), str(dist.version)))
+                held = (ep.value, str(dist.metadata["Name"]), str(dist.version))
+                table.setdefault(ep.name, []).append(held)
+                if ep.group and ep.group != ep.name:  # `entry_points(group=g)`, every plugin of it run
+                    table.setdefault(ep.group, []).append(held)
         _ENTRIES.clear()
         _ENTRIES[key] = {n: tuple(v) for n, v in table.items()}
-    held = [e for text in dict.fromkeys(data) for e in _ENTRIES[key].get(text, ())]
-    return tuple(v for v, _, _ in held), tuple((None, f"distribution {d}", f"{version} {v}") for v, d, version in held)
+    found = [e for text in dict.fromkeys(data) for e in _ENTRIES[key].get(text, ())]
+    return tuple(v for v, _, _ in found), tuple((None, f"distribution {d}", f"{version} {v}") for v, d, version in found)
 
 
 def _changed(path: str) -> int:

@@ -37,6 +37,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from .builtnames import built_parts
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
 from .modfiles import UNTOLD, file_of, top_names, works_at_import
 from .packagefiles import package_parts, script_parts
@@ -85,6 +86,9 @@ def whole_modules(
     heads = [*objs, *(globs.get(c[0]) for c in read)]  # `plugins` of `plugins.__path__`
     for key, texts in witnessed(package_parts, code, heads) if finds else ():  # `import_module(f"plugins.{name}")`
         yield key, None, texts
+    # `import_module("handlers_" + kind)`; `find_spec("spec_" + kind)` then `exec_module`, no module read whole for it
+    for key, texts in witnessed(built_parts, code, globs) if finds or "find_spec" in names else ():
+        yield key, None, texts
     home = os.path.dirname(str(globs.get("__file__") or ""))
     for key, texts in witnessed(script_parts, code, objs, home):  # `runpy.run_path("conf/exp.py")`
         yield key, None, texts
@@ -112,7 +116,7 @@ def _finds_modules(chain: tuple[str, ...], globs: Mapping[str, Any]) -> bool:
 # Not `modules` (`model.modules()` is no lookup): a name in data is imported.
 _FINDERS = frozenset({
     "import_module", "__import__", "resolve_name", "locate", "get_method", "get_class",
-    "get_object", "instantiate", "import_string", "load_object",
+    "get_object", "instantiate", "import_string", "load_object", "find_spec",
 })  # fmt: skip
 _DATA = (str, tuple, list, dict, set, frozenset)
 
