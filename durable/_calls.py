@@ -173,5 +173,7 @@ def _unknown(called: str, word: str) -> str:
         return f"{said}; did you mean {' or '.join(meant)}?"
     elsewhere = {o: name for name, options in reversed(_KEYWORDS.items()) if name != called for o in options}
     if meant := near(word, elsewhere):  # the nearest of all: `retires` is step's retries, not Cache's expire
-        return f"{said}; {meant[0]} is an option of {elsewhere[meant[0]]}(), not of {called}()"
+        takers = [f"{name}()" for name, options in _KEYWORDS.items() if name != called and meant[0] in options]
+        takers[-2:] = [" and ".join(takers[-2:])]  # every call that takes it: `durability` is not configure()'s alone
+        return f"{said}; {meant[0]} is an option of {', '.join(takers)}, not of {called}()"
     return f"{said}; its options: {', '.join(_KEYWORDS[called])}"

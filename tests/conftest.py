@@ -354,6 +354,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         modules = _PROCESS_MODULES | _SAME_ON_EVERY_PYTHON
         if _on_s3(item) or item.path.name in modules or _name(item) in _PROCESS_TESTS:
             item.add_marker(pytest.mark.slow)
+    _check_slow_said(items)
     sampled_out = _sampled_out(items) + [
         item
         for item in items
@@ -367,8 +368,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Under `-m "not slow"`, a module whose tests are all slow is not even
     imported: some import Dask, pandas or nbclient, which cost the fast
-    suite of every other Python seconds of collection for nothing."""
-    if config.getoption("markexpr", "") != "not slow" or collection_path.suffix != ".py":
+    suite of every other Python seconds of collection for nothing. In the
+    whole suite of a sharded run (the default Python's), another shard's
+    module counts only for its slow tests: one whose text cannot hold any
+    is not imported either (each of two workers imported 160 such modules,
+    and fingerprinted their steps, for nothing: ~8 s of CPU each)."""
+    if collection_path.suffix != ".py":
+        return None
+    if not config.getoption("markexpr", ""):
+        return True if _in_another_shard(collection_path) and not _may_hold_slow(collection_path) else None
+    if config.getoption("markexpr", "") != "not slow":
         return None
     name = collection_path.name
     if name in _PROCESS_MODULES | _SAME_ON_EVERY_PYTHON or _marked_slow(collection_path):
@@ -384,6 +393,36 @@ def _marked_slow(path: Path) -> bool:
 
 
 _SLOW_MODULE = re.compile(r"^pytestmark = pytest\.mark\.slow\b", re.MULTILINE)
+# What the text of a module with a slow test says (see pytest_collection_modifyitems):
+# a mark, S3 (a fixture, a name, a case), the `place` fixture (whose cases
+# include S3), the conformance suite, a test slow by name. Read, not imported;
+# `_check_slow_said` fails the collection of a module that holds a slow test
+# without saying so, so that a sharded run never leaves it out unseen.
+_MAY_HOLD_SLOW = re.compile(
+    r"mark\.slow|s3|S3|\bplace\s*[:,)]|[\"']place[\"']|StoreConformance|" + "|".join(sorted(_PROCESS_TESTS))
+)
+
+
+@functools.cache
+def _may_hold_slow(path: Path) -> bool:
+    return _MAY_HOLD_SLOW.search(path.read_text(encoding="utf-8")) is not None
+
+
+def _check_slow_said(items: list[pytest.Item]) -> None:
+    """A slow test in a dealt module whose text `_MAY_HOLD_SLOW` does not
+    match would run nowhere under `make test`: its shard's Python deselects
+    it and the default one's whole suite does not import the module."""
+    dealt = _shards(2)
+    unsaid = {
+        item.path.name: _name(item)
+        for item in items
+        if item.get_closest_marker("slow") is not None and item.path.name in dealt and not _may_hold_slow(item.path)
+    }
+    if unsaid:
+        raise pytest.UsageError(
+            "slow tests in modules whose text tests/conftest.py's _MAY_HOLD_SLOW does not match (a sharded run "
+            f"would skip them everywhere): {unsaid}; mark them @pytest.mark.slow where they are defined"
+        )
 
 
 def _golden_elsewhere(item: pytest.Item) -> bool:

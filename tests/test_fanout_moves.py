@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkcli
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
@@ -78,11 +80,15 @@ print(wf())
 
 
 def run(tmp: Path, items: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The script in a process of its own, forked from an interpreter that
+    imported durable once (`forkcli`: 45 fresh Pythons a module before)."""
     script = tmp / "moves.py"
     script.write_text(SCRIPT)
     full = {**os.environ, "PYTHONPATH": str(ROOT), "DURABLE_PROGRESS": "0", "ITEMS": items, **env}
-    cmd = [sys.executable, str(script), str(tmp / "log"), str(tmp / "store")]
-    return subprocess.run(cmd, env=full, capture_output=True, text=True, timeout=120)
+    argv = [str(script), str(tmp / "log"), str(tmp / "store")]
+    if forkcli.forkable(argv, full):
+        return forkcli.run(argv, tmp, full, 120)
+    return subprocess.run([sys.executable, *argv], env=full, capture_output=True, text=True, timeout=120)
 
 
 def executed(tmp: Path) -> list[str]:

@@ -15,9 +15,34 @@ import durable
 from durable._fingerprint.nodes import children, walk
 
 HERE = Path(__file__).parent
+# The package, the tests' helpers (the syntax corpora among them) and `ast`
+# itself, with `SHAPES`: every shape of node (its type, which fields hold a
+# node, a list of what, or nothing) the 440 test modules have too, on 3.10
+# to 3.13, in 40% of the files. `walk` and `children` read nothing but
+# `_fields`, so a shape once seen is seen; the test modules, walked on every
+# Python, were most of its time.
 SOURCES = sorted(
-    [*Path(durable.__file__).parent.rglob("*.py"), *HERE.glob("*.py"), Path(ast.__file__)]
+    [
+        *Path(durable.__file__).parent.rglob("*.py"),
+        *(p for p in HERE.glob("*.py") if not p.name.startswith("test_")),
+        Path(ast.__file__),
+    ]
 )
+# The shapes of the test modules that no file above has.
+SHAPES = """
+class C(metaclass=M):
+    pass
+x[a::c]
+while t:
+    pass
+else:
+    pass
+def f(*, a=1, b): ...
+def g(*v, a=1, b): ...
+def h(*v, a=1): ...
+def i(a, *, b, **k): ...
+def j(a=1, *v, b=2, **k): ...
+"""
 
 
 def same_walk(tree: ast.AST, each_node: bool = True) -> None:
@@ -55,10 +80,11 @@ def test_every_node_of_these_files_in_the_order_of_ast_walk(
 ) -> None:
     files = SOURCES[part::4]
     assert len(files) > 50
-    for path in files:
+    texts = [path.read_text(encoding="utf-8") for path in files] + ([SHAPES] if part == 0 else [])
+    for text in texts:
         children_once.clear()
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = ast.parse(text)
         except SyntaxError:  # fp_corpus_312.py before 3.12
             continue
         same_walk(tree)

@@ -45,6 +45,10 @@ def _reload_at_2(x: int) -> None:
         _swapping.__code__ = _reloaded.__code__
 
 
+def _arm() -> None:
+    HOOKS.append(_reload_at_2)
+
+
 swapping = durable.step(name="swapping")(_swapping)
 _SWAPPING = _swapping.__code__
 
@@ -64,10 +68,11 @@ def test_code_reloaded_in_a_body_is_recorded_as_the_new_code_writes(tmp_path: Pa
 
     @durable.workflow(name="reloaded", run_id="r", store=store)
     def flow() -> int:
-        return swapping(1) + swapping(2)
+        first = swapping(1)
+        _arm()  # after the run decided: a hook the run's analysis saw would count its writes
+        return first + swapping(2)
 
     written.WRITERS.pop("swapping", None)
-    HOOKS.append(_reload_at_2)
     try:
         if _others_may_run():  # another thread (pytest-xdist's) may have swapped it: refused
             with pytest.raises(durable.DefinitionChangedError, match="changed while run 'r' went on"):

@@ -4,11 +4,9 @@ session and a thread pool held globally, a fitted model, config
 dataclasses, progress bars, memos, registries, wrappers made per call),
 each suspended after its first step and resumed in a new process. A
 refusal is one a user agrees with: a model fitted in one step and used in
-the next, a memory one step fills and the next recalls; and a library's
-progress bar that both steps update (`update` changes a library's object,
-whose effect durable cannot tell: left a refusal, fail closed), and, since
-stale65, the agent calling a tool its object holds (`self.tools[name](x)`
-may change any of the object: a false refusal, fail closed).
+the next, a memory one step fills and the next recalls. (A library's
+progress bar both steps update, and the agent calling a tool its object
+holds, `self.tools[name](x)`, were refused too until review60.)
 
 Were refused though nothing the next step computes changed:
 - a progress bar of yours printing its count as it ticks (`print(f"{self.n}/{self.total}")`):
@@ -186,10 +184,7 @@ class Pipeline:
 MEMORY = Memory()''', "MEMORY.remember(x)", "MEMORY.recall()"),  # SHOULD be refused
 }
 
-# The agent calls a tool its object holds (`self.tools[name](x)`): stale65's rule takes such a
-# call to change any of the object, which both steps read (fail closed; a false refusal left
-# for a rule that reads what the held functions change, noted by the lead at the merge).
-REFUSED = {"model", "memory", "progress", "agent"}
+REFUSED = {"model", "memory"}
 
 CASE = """
 {setup}

@@ -14,6 +14,7 @@ from .._core.context import active_run
 from .._core.run import Options
 from .._storage.base import Store
 from ..errors import ConfigurationError
+from .options import check_options
 from .step import check_naming, outermost, refuse_generators
 from .workflow import AsyncWorkflow, Workflow
 
@@ -81,6 +82,7 @@ def workflow(
     check_naming("workflow", name, version)
     options = Options(run_id, store, on_change=on_change, keep_last=keep_last,
                       progress_file=progress_file, durability=durability)  # fmt: skip
+    check_options(options)  # shown at the user's line, as step(retries=-1) is
 
     def decorate(f: Callable[..., Any]) -> Any:
         return make_workflow(f, name, version, options)

@@ -83,6 +83,8 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
         f"run       {info.run_id}",
         f"status    {info.status}" + (f" ({said_reason(info.reason)})" if says_more(info) else ""),
         f"started   {local(info.created)}    updated {local(info.updated)}",
+        # what a power loss may take of it (docs/storage.md, durability levels)
+        *([f"durability {info.durability}"] if info.durability else []),
         f"steps     {info.steps} finished" + _of_total(info)
         + ("" if info.position is None else f", next position {info.position}"),
     ]

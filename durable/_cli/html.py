@@ -109,6 +109,7 @@ def _meta(info: RunInfo, span: float) -> str:
         f"fingerprint {info.fingerprint or '-'}",
         f"started {local(info.created)}",
         f"updated {local(info.updated)}",
+        *([f"durability {info.durability}"] if info.durability else []),
         f"{info.steps} steps finished",
         f"span {duration(span)}",
     ]

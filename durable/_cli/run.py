@@ -167,9 +167,11 @@ def operation_line(event: StepExecuted | StepReplayed) -> str:
     """`  [2] fetch executed in 1.30s`: what `durable run` prints for one operation."""
     what = "executed" if isinstance(event, StepExecuted) else "replayed"
     kind = "" if event.kind == "step" else f" ({event.kind})"
-    # Only a duration worth reading: a trivial step's 0-2 ms is noise.
+    # Only a duration worth reading: a trivial step's 0-2 ms is noise; why a
+    # record was not replayed (an input changed), lest it read as one lost.
     took = f" in {duration(event.duration)}" if what == "executed" and event.duration >= 0.1 else ""
-    return f"  [{event.position}] {event.name}{kind} {what}{took}"
+    again = f" again: {event.again}" if isinstance(event, StepExecuted) and event.again else ""
+    return f"  [{event.position}] {event.name}{kind} {what}{took}{again}"
 
 
 def _implied_run_id(
@@ -208,10 +210,6 @@ def _failed_here(store: Store, workflow: str, run_id: str, before: bytes | None)
     canonical form) leaves the manifest untouched and is not a failed run."""
     try:
         after = store.load_manifest(workflow, run_id)
-        return (
-            after is not None
-            and after != before
-            and run_info(store, workflow, run_id).status == "failed"
-        )
+        return after is not None and after != before and run_info(store, workflow, run_id).status == "failed"
     except DurableError:
         return False

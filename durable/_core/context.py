@@ -17,7 +17,14 @@ from .._storage.records import Attempt
 from ..errors import ConfigurationError
 from .recorded import Recorded
 from .runread import note
-from .scope import THREAD_AFTER_BODY, THREAD_REFUSAL, Scope, reset_vars, scope_var, set_scope
+from .scope import (
+    THREAD_AFTER_BODY,
+    THREAD_REFUSAL,
+    Scope,
+    reset_vars,
+    set_scope,
+    take_position,
+)
 
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
@@ -78,20 +85,8 @@ class RunState(Compared):
     caller: RunState | None = None  # a child run's parent: a cancel of it stops the child too
     cancel_due: float = float("inf")  # when (monotonic) to look for a cancel marker next
 
-    def take_position(self, what: str = "a durable operation") -> Position:
-        """The next position of the scope of the code calling (the body's, or the asyncio
-        task's: `scope`). `what` names the operation in errors (and `killed.CHILD`)."""
-        scope = scope_var.get()  # `current()`, without a call on every step
-        if scope is None or scope.run is not self:
-            raise ConfigurationError(
-                f"{what} was called for run {self.run_id!r} outside its workflow body; "
-                "nothing was executed. Call durable operations from the body or from "
-                "asyncio tasks it creates."
-            )
-        pos = scope.take(what)
-        if self.killed is not None:  # the place a run's process died at, refused
-            self.killed(pos, what)
-        return pos
+    # The next position of the scope of the code calling: `scope.take_position`.
+    take_position = take_position
 
     def refuse(self, exc: E) -> E:
         """Remember a refusal before raising it, so that a body that catches
@@ -213,6 +208,7 @@ ItemScope = tuple[Position, int, object]
 # of: the call's digest (`call_key`) or an item's key, the artifacts list);
 # position and key None where only artifacts are collected (`artifacts`).
 StepFrame = tuple[Position | None, int, object, list[tuple[str, str | None]] | None]
+StepTokens = tuple[contextvars.Token[Any], contextvars.Token[Any]]  # `entered_step`'s
 _step_var: contextvars.ContextVar[StepFrame | None] = contextvars.ContextVar(
     "durable_step", default=None
 )
@@ -267,24 +263,23 @@ def mark_thread(run: RunState | None) -> RunState | None:
     return before
 
 
-def enter_step(
+def entered_step(
     position: Position, attempt: int, found: list[tuple[str, str | None]], digest: str
-) -> Callable[[], None]:
-    """A step body runs here: durable calls in it run plainly (`enter_plain`)
-    and the artifacts it registers go to found; `digest`: its call's, of
-    which its idempotency key is made. One reset for both. The scope the
-    body's tasks would be numbered in is left as it is: no run is active
-    here, which the task factory asks first (`taskfactory`)."""
-    tokens = (_step_var.set((position, attempt, digest, found)), _active_var.set(None))
+) -> StepTokens:
+    """A step body runs from here to `left_step` of what this returns: durable
+    calls in it run plainly (`enter_plain`), the artifacts it registers go to
+    found; `digest`: its call's, of which its idempotency key is made. The scope
+    its tasks would be numbered in is left as it is: no run is active here,
+    which the task factory asks first (`taskfactory`)."""
+    return (_step_var.set((position, attempt, digest, found)), _active_var.set(None))
 
-    def reset() -> None:
-        try:  # every step: two calls, not a loop
-            _active_var.reset(tokens[1])
-            _step_var.reset(tokens[0])
-        except RuntimeError:  # run again after a Ctrl-C landed in it (`plan.drive_sync`)
-            reset_vars(tokens)
 
-    return reset
+def left_step(tokens: StepTokens) -> None:
+    try:  # every step: two calls, not a loop
+        _active_var.reset(tokens[1])
+        _step_var.reset(tokens[0])
+    except RuntimeError:  # run again after a Ctrl-C landed in it (`plan.drive_sync`)
+        reset_vars(tokens)
 
 
 def enter_plain(

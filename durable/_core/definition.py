@@ -94,7 +94,8 @@ def _pair_renames(old: RunRecord, new: Definition, out: dict[str, str]) -> None:
 
 
 def _what(parts: Mapping[str, str] | None) -> dict[str, str]:
-    return {k: v for k, v in (parts or {}).items() if k != IDENTITY}
+    # Digests said beside the parts name what changed; a run recorded before they were kept has none.
+    return {k: v for k, v in (parts or {}).items() if k != IDENTITY and not k.startswith(SAID)}
 
 
 def choose_policy(

@@ -73,7 +73,10 @@ class OperationEvent(Event):
 
 @dataclass(frozen=True)
 class StepExecuted(OperationEvent):
-    """The operation ran and its record was written."""
+    """The operation ran and its record was written. `again`: why a record
+    it had was not replayed ("artifact data.txt changed"), else None."""
+
+    again: str | None = None
 
 
 @dataclass(frozen=True)

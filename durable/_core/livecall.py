@@ -75,11 +75,11 @@ def run_once(
         started, n, given_up, found = clock.clock.time(), 0, 0, []
     try:
         # `tries.enter(n)` without its call: `found` is empty.
-        reset = context.enter_step(live.pos, given_up + n, found, live.digest)
+        tokens = context.entered_step(live.pos, given_up + n, found, live.digest)
         try:
             value = spec.fn(*args, **kwargs)
         finally:
-            reset()
+            context.left_step(tokens)
     except Exception as exc:
         if not isinstance(exc, ControlFlow):
             if tries is None:
@@ -135,7 +135,8 @@ class Tries:
     def enter(self, n: int) -> Callable[[], None]:
         """Try n's body runs from here until the returned reset."""
         self.found.clear()
-        return context.enter_step(self.live.pos, self.given_up + n, self.found, self.live.digest)
+        entered = context.entered_step(self.live.pos, self.given_up + n, self.found, self.live.digest)
+        return functools.partial(context.left_step, entered)
 
     def call(self, n: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         if n > self.used:  # a retry is a boundary, once its delay is over: as an item's (`tries`)
@@ -197,18 +198,14 @@ def finish(
     else:  # and the code of the modules its arguments name (`named`)
         written = with_named(fn, with_written(fn, digest, spec.name), *call)
     record = StepRecord.made(pos, spec.name, fp, written, started, failures, produced)
+    kept = None
     if canonical is not None and written is digest:  # what its replay compares (`same_fields`)
-        record.args_bytes = kept_bytes(spec.signature, call[0], canonical)
+        kept = record.args_bytes = kept_bytes(spec.signature, call[0], canonical)
     if reopened is not None:
         record.extra["reopened"] = reopened
-    held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
-    rejoin = (
-        functools.partial(with_bound, spec.fn, held=held, bodies=bodies)
-        if spec.binds or reads
-        else None
-    )
-    # Not `*call`: a star call runs the function from C, costlier than a plain call.
-    if changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin):
+    # Bytes kept hold numbers passed positionally, which no step can change: what
+    # `changed_in_place` answers first (`immutable_call`), known here without asking.
+    if kept is None and _in_place(ctx, spec, reads, digest, call):
         record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
         warn(in_place_warning(spec.name))
     # One pass in C decides plain data, which holds no `Redacted`; only a
@@ -232,3 +229,18 @@ def finish(
         except LeaseLostError as e:
             raise lease_lost(ctx, record.position, e) from None
     return commit(ctx, record, value, persist=spec.persist and not redacted)
+
+
+def _in_place(
+    ctx: RunState, spec: StepSpec, reads: bool, digest: str,
+    call: tuple[tuple[Any, ...], dict[str, Any]],
+) -> bool:  # fmt: skip
+    """Whether the body changed an argument it was given (`identity.changed_in_place`)."""
+    held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
+    rejoin = (
+        functools.partial(with_bound, spec.fn, held=held, bodies=bodies)
+        if spec.binds or reads
+        else None
+    )
+    # Not `*call`: a star call runs the function from C, costlier than a plain call.
+    return changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin)

@@ -16,11 +16,17 @@ checked against the definition alone."""
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Iterable
 from typing import Any
 
-from .._fingerprint.givennames import argument_modules, finds_by_name, finds_entries
+from .._fingerprint.givennames import (
+    argument_modules,
+    finds_by_name,
+    finds_entries,
+    given_parameters,
+)
 from .._fingerprint.packagefiles import package_digest
 from .._fingerprint.reach import target_of
 from .bound import bound_arguments
@@ -32,6 +38,8 @@ from .identity import is_token, value_digest
 NAMED: dict[str, tuple[str, ...]] = {}
 # id(code) -> (code, whether its function looks modules up by name): a property of the code.
 _FINDS: dict[int, tuple[types.CodeType, bool]] = {}
+# id(code) -> (code, the parameters whose values may reach a lookup: `given_parameters`).
+_GIVEN: dict[int, tuple[types.CodeType, frozenset[str] | None]] = {}
 
 
 def names_modules(fn: object) -> bool:
@@ -56,11 +64,37 @@ def names_modules(fn: object) -> bool:
 def with_named(fn: object, digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "") -> str:
     """A call's digest joined with the code of the user's modules its
     arguments' strings name, for a function that looks modules up by a
-    name (`finds_by_name`); the digest itself for any other. `name`: the
-    step's, under which `NAMED` notes the modules."""
+    name (`finds_by_name`); the digest itself for any other. Only the
+    arguments of the parameters whose values may reach a lookup
+    (`given_parameters`: `kind` of `import_module("handlers_" + kind)`, not
+    a label naming a module by chance). `name`: the step's, under which
+    `NAMED` notes the modules."""
     if is_token(digest) or not names_modules(fn):
         return digest
+    args, kwargs = _given_only(fn, args, kwargs)
     return _joined(digest, (bound_arguments(fn), args), kwargs, name, finds_entries(fn))  # `self.module` too
+
+
+def _given_only(fn: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments of a call of `fn` bound to the parameters `given_parameters`
+    tells may reach a lookup; all of them where it does not tell."""
+    target = target_of(fn)
+    code = getattr(target, "__code__", None)
+    if type(target) is not types.FunctionType or not isinstance(code, types.CodeType):
+        return args, kwargs
+    seen = _GIVEN.get(id(code))
+    if seen is None or seen[0] is not code:
+        if len(_GIVEN) >= 4096:
+            _GIVEN.clear()
+        seen = _GIVEN[id(code)] = (code, given_parameters(target))
+    keep = seen[1]
+    if keep is None:
+        return args, kwargs
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # not bound as the signature says: all of them
+        return args, kwargs
+    return (), {k: v for k, v in bound.items() if k in keep}
 
 
 def given_digest(fns: Iterable[object], digest: str, args: tuple[Any, ...], kwargs: dict[str, Any], name: str) -> str:

@@ -94,7 +94,8 @@ def executed(ctx: RunState, rec: StepRecord) -> None:
     announce(ctx)
     events.emit(
         events.StepExecuted(
-            ctx.run_id, ctx.workflow, duration=max(0.0, rec.ended - rec.started), **_about(rec)
+            ctx.run_id, ctx.workflow, duration=max(0.0, rec.ended - rec.started), **_about(rec),
+            again=rec.extra.get("reopened"),
         )
     )
 

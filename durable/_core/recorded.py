@@ -15,7 +15,7 @@ from operator import attrgetter
 from typing import Any
 
 from .._storage.base import Store
-from .._storage.codec import unpack
+from .._storage.codec import unpack_row
 from .._storage.keys import Position, format_position, record_name
 from .._storage.noted import CARRIED, DAMAGE, THERE
 from .._storage.records import (
@@ -70,26 +70,24 @@ class Recorded(MutableMapping[Position, StepRecord]):
         unsigned envelope holding a current row of this position: `get`
         then decides, and names what is wrong."""
         raw = self._raw.get(pos)
-        if raw is None or type(pos) is not int:
+        if raw is None:
             return None
         assert self._store is not None  # bytes are only kept with their store
         body = intact_body(raw, self._store.signing_key)
-        if body is None:
-            return None
-        try:
-            row = unpack(body)
+        try:  # msgpack's defaults: a row's map keys are str (else `get` decodes it)
+            row = body is not None and unpack_row(body)
         except Exception:
             return None
         if type(row) is not list or len(row) != ROW or row[0] != FORMAT:
             if type(row) is not list or len(row) != ROW - 1 or row[0] != FORMAT_1:
-                return None
+                return None  # `get` decides, and names what is wrong
             row.append(None)  # a row of format 1 keeps no argument bytes
-        if type(row[1]) is not int or row[1] != pos:  # `decode_step_record`'s position check
+        if row[1] != pos or type(row[1]) is not int:  # `decode_step_record`'s position check
             return None
         del self._raw[pos]
         if not self._raw:  # as `get`
             self._raw = {}
-        self._bodies[pos] = body
+        self._bodies[pos] = body  # type: ignore[assignment]
         return row
 
     def get(self, pos: Position, default: StepRecord | None = None) -> StepRecord | None:  # type: ignore[override]

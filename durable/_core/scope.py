@@ -64,8 +64,39 @@ class RunState(Protocol):
     open: bool  # False once the workflow body has returned
     in_tasks: bool  # a position was taken from an asyncio task
     tasks: set[asyncio.Future[Any]]  # the tasks numbered for it, not done yet (`taskfactory`)
+    killed: Callable[[Position, str], None] | None  # `killed.refuse_at`, until it decided
 
     def refuse(self, exc: ConfigurationError) -> ConfigurationError: ...
+
+
+def take_position(run: RunState, what: str = "a durable operation") -> Position:
+    """The next position of the scope of the code calling (the body's, or the
+    asyncio task's), for `run` (`context.RunState.take_position`, this very
+    function: one frame a step, not two). `what` names the operation in errors
+    (and `killed.CHILD`)."""
+    scope = scope_var.get()  # `current()`, without a call on every step
+    if scope is None or scope.run is not run:
+        raise ConfigurationError(
+            f"{what} was called for run {run.run_id!r} outside its workflow body; "
+            "nothing was executed. Call durable operations from the body or from "
+            "asyncio tasks it creates."
+        )
+    # A sync body on its own thread (every step of most runs) passes `_check` on these reads alone.
+    if not (
+        scope.task is None
+        and scope.thread_may_use
+        and run.open
+        and threading.get_ident() == scope.thread
+        and log.pid == scope.pid  # `process_id()` without a call, on every step
+        and ("asyncio" not in sys.modules or current_task() is None)  # a sync run: no call
+    ):
+        scope._check(what)
+    index = scope.next
+    scope.next += 1
+    pos = PositionPath((*scope.prefix, index)) if scope.prefix else index
+    if run.killed is not None:  # the place a run's process died at, refused
+        run.killed(pos, what)
+    return pos
 
 
 class Scope:
@@ -108,22 +139,6 @@ class Scope:
         # The asyncio function that created this task (or an ancestor) in an
         # order that is not program order: every operation here is refused.
         self.unordered: str | None = None
-
-    def take(self, what: str) -> Position:
-        # A sync body on its own thread (every step of most runs) passes
-        # `_check` on these reads alone.
-        if not (
-            self.task is None
-            and self.thread_may_use
-            and self.run.open
-            and threading.get_ident() == self.thread
-            and log.pid == self.pid  # `process_id()` without a call, on every step
-            and ("asyncio" not in sys.modules or current_task() is None)  # a sync run: no call
-        ):
-            self._check(what)
-        index = self.next
-        self.next += 1
-        return PositionPath((*self.prefix, index)) if self.prefix else index
 
     def extent(self) -> int:
         """The positions this scope used: those taken, and the next one if

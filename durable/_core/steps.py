@@ -79,10 +79,18 @@ def replay_or_prepare(
     # Before the position is looked up: a call that does not bind fails at once. A call
     # with canonical bytes (most) is hashed only when something needs its digest.
     canonical = call_bytes(sig, args, kwargs) if sig is not None else None
+    plain = still_plain(ctx, spec)
+    # Most replayed calls: of a step this run found plain, their bytes their whole identity.
+    replaying = False
+    if plain is not None and canonical is not None and type(pos) is int:
+        replaying = True
+        value = replayed(ctx, pos, spec.name, plain[2], None, canonical)
+        if value is not MISS:
+            return value
     digest = call_digest(sig, args, kwargs, spec.name) if canonical is None else None
     fn = spec.fn
     # Most calls: a step this run found plain, its digest alone its identity.
-    if (plain := still_plain(ctx, spec)) is not None:
+    if plain is not None:
         fp, reads, written, shown = plain[2], False, digest, args
     else:
         held, bodies = ctx.argument_values, ctx.bodies
@@ -102,7 +110,7 @@ def replay_or_prepare(
                 canonical = None  # its identity is more than the call's bytes
         if not reads and not spec.binds:
             spec.plain_in(ctx, fp)
-    if type(pos) is int:  # most replayed steps: compared as their row, no record made
+    if type(pos) is int and not replaying:  # compared as their row, no record made
         value = replayed(ctx, pos, spec.name, fp, written, canonical)
         if value is not MISS:
             return value

@@ -96,7 +96,7 @@ def _make_factory(previous: Callable[..., Any] | None) -> Callable[..., Any]:
         loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any
     ) -> asyncio.Future[Any]:
         parent = scope_var.get()
-        # Tasks of a step body (no run active: `context.enter_step` leaves the
+        # Tasks of a step body (no run active: `context.entered_step` leaves the
         # scope) or a loop block (no scope), of a finished run, or made by code
         # that may not number here take no index: creation order is program
         # order only for the scope's own task.

@@ -15,6 +15,7 @@ import types
 from typing import Any
 
 from .._fingerprint.changers import drawn, is_queue
+from .._fingerprint.helperreads import MISSING, global_value
 from .._fingerprint.hiddenrng import hidden_state
 from .._fingerprint.reach import target_of
 from .._fingerprint.stepstate import state_logged, state_written
@@ -54,7 +55,7 @@ def with_written(fn: object, digest: str, name: str = "") -> str:
     if len(WRITERS) > 1024:
         WRITERS.clear()
     WRITERS[name] = names + logged
-    values = getattr(target, "__globals__", {})
+    values = _values(target, names + logged)
     taken: list[Any] = []
     for n in (n for n in names if n in values):
         if not is_token(d := _content(values[n])):
@@ -117,8 +118,15 @@ def made_here(fn: object) -> str | None:
     names = state_written(target) + state_logged(target)
     if not names:
         return None
-    values = getattr(target, "__globals__", {})
+    values = _values(target, names)
     return PROCESS[0] + "".join(held(values[n]) or held(_code(target)) for n in names if n in values)
+
+
+def _values(target: object, names: tuple[str, ...]) -> dict[str, object]:
+    """What the written `names` hold now: globals of `target`'s module, or
+    another module's that its helpers keep (`tally._L`)."""
+    globs = getattr(target, "__globals__", {})
+    return {n: v for n in names if (v := global_value(globs, n)) is not MISSING}
 
 
 def held(value: object) -> str:

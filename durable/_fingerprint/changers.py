@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .hiddenrng import hidden_write
+from .imports import user_module
 from .userclasses import users_class
 
 # Methods that change a list, dict, set, deque, Counter, OrderedDict or
@@ -175,15 +176,30 @@ def library_write(call: ast.Call, globs: Mapping[str, Any], logs: bool) -> str |
     if (hidden := hidden_write(call, globs)) is not None:  # `random.seed(x)`, `np.random.rand()`
         return hidden
     func = call.func
-    if isinstance(func, ast.Name) and func.id == "next" and call.args and isinstance(call.args[0], ast.Name):
-        name, attr = call.args[0].id, "__next__"
+    if isinstance(func, ast.Name) and func.id == "next" and call.args:
+        held, attr = call.args[0], "__next__"
         if func.id in globs:  # a `next` of the module's own
             return None
-    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        name, attr = func.value.id, func.attr
+    elif isinstance(func, ast.Attribute):
+        held, attr = func.value, func.attr
     else:
         return None
-    value = globs.get(name)
-    if name not in globs or not library_object(value) or (not logs and attr in LOGS):
+    name, value = _held_by(held, globs)
+    if name is None or not library_object(value) or (not logs and attr in LOGS):
         return None
     return name if library_changes(value, attr) else None
+
+
+def _held_by(node: ast.AST, globs: Mapping[str, Any]) -> tuple[str | None, object]:
+    """The global that `node` names (`RNG`) and its value; for a module's
+    attribute (`rng.R`, `next(tally.IDS)`) of a module of the user's, the
+    module's global: a draw there changes what the module holds, which the
+    step's module reaches by that name (a library's, `sys.stdout.write`,
+    keeps the process's state, not the program's)."""
+    if isinstance(node, ast.Name):
+        return (node.id, globs[node.id]) if node.id in globs else (None, None)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        module = globs.get(node.value.id)
+        if isinstance(module, types.ModuleType) and node.attr in vars(module) and user_module(module):
+            return node.value.id, vars(module)[node.attr]
+    return None, None

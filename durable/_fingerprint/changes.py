@@ -7,9 +7,10 @@ Pure standard library."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
-from .analysis import UNHASHED, WHERE
+from .analysis import SAID, UNHASHED, WHERE
 from .said import anew_advice, said_detail
 
 #: A part a workflow's definition records for each step (never hashed: the
@@ -45,11 +46,41 @@ def describe_change(
         said.append(_version_change(old_parts.get("version"), new_parts.get("version")))
     else:
         keys = _ordered(old_parts, new_parts)
-        said += [_describe_key(k, old_parts.get(k), new_parts.get(k), made or {}) for k in keys]
+        said += [
+            _describe_key(k, old_parts.get(k), new_parts.get(k), made or {})
+            + _helper_detail(k, old_parts.get(SAID + k), new_parts.get(SAID + k))
+            for k in keys
+        ]
         said += [_describe_where(k, old_parts.get(k), new_parts.get(k)) for k in _wheres(old_parts, new_parts)]
         said.append(said_detail(old_parts, new_parts))  # `SETTINGS.started differs`
         said.append(anew_advice(made or {}))  # `START = time.time()`
     return "; ".join(s for s in said if s) or "no change"
+
+
+def helper_said(parts: Mapping[str, str]) -> str:
+    """A short digest of each part of a helper that reads more than its code
+    (a constant, a global, a closure), kept beside the digest of the whole,
+    never hashed: so that a refusal names which changed. "" for code alone."""
+    own = {k: v[:10] for k, v in parts.items() if not k.startswith(UNHASHED)}
+    return json.dumps(own, sort_keys=True) if set(own) - {"code"} else ""
+
+
+def _helper_detail(key: str, old: str | None, new: str | None) -> str:
+    """" (constant SCALE changed)" when a helper's code is the same and what
+    it reads is not; "" when its code changed (said enough) or not told."""
+    before, after = _said_parts(old), _said_parts(new)
+    if not key.startswith("helper:") or not before or not after or before.get("code") != after.get("code"):
+        return ""
+    said = [_describe_key(k, before.get(k), after.get(k), {}) for k in _ordered(before, after)]
+    return f" ({'; '.join(s for s in said if s)})" if any(said) else ""
+
+
+def _said_parts(text: str | None) -> dict[str, str]:
+    try:
+        found = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _wheres(a: Mapping[str, str], b: Mapping[str, str]) -> list[str]:

@@ -20,9 +20,9 @@ from typing import Any
 
 from .._frozen import Frozen, dataclass
 from ..errors import ConfigurationError
-from .analysis import NOW, UNHASHED, Analysis
+from .analysis import NOW, SAID, UNHASHED, Analysis
 from .canon import definition_tokens, node_hash
-from .changes import IDENTITY, describe_change
+from .changes import IDENTITY, describe_change, helper_said
 from .execsource import exec_source
 from .heldmodules import partial_bound, read_held_modules, self_bound
 from .holds import dispatched
@@ -247,11 +247,16 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
         sub = _analyse(obj, role="helper", named=False)
         root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}
         parts = {k: v for k, v in sub.parts.items() if not (only_made and k.startswith(NOW))}
-        found.setdefault("helper:" + identity_of(obj), []).append(hash_tokens(_flatten(parts)))
+        key = "helper:" + identity_of(obj)
+        found.setdefault(key, []).append(hash_tokens(_flatten(parts)))
         wheres.update((k, v) for k, v in parts.items() if k.startswith(UNHASHED))
+        said = helper_said(parts)  # a refusal names the constant it reads that changed
+        if said:
+            wheres[SAID + key] = said
         (made if only_made else queue).extend(sub.reached)
         made.extend(sub.made)
-    # Two helpers with one identity (two module-level lambdas): keep both.
+    # Two helpers with one identity (two module-level lambdas): keep both, and say neither's parts.
+    wheres = {k: v for k, v in wheres.items() if len(found.get(k[len(SAID) :], ())) < 2}
     return {**{k: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for k, v in found.items()}, **wheres}
 
 

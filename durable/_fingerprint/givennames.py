@@ -43,16 +43,94 @@ def finds_by_name(fn: types.FunctionType) -> bool:
     function of the user's it names; a function
     whose source cannot be read, and that names a finder, may (fail closed)."""
     code, globs = fn.__code__, fn.__globals__
-    names = {n for co in code_objects(code) for n in co.co_names}
-    finders = {n for n in names if n in _FINDERS or n in _BY_PATH or _finds_modules((n,), globs) or _helper_finds(globs.get(n))}
-    if "modules" in names and "sys" in names:
-        finders.add("modules")
-    if _ENTRY in names:  # the name it selects, among a constant group's, is data (fail closed)
+    finders = _finders(code, globs)
+    if _ENTRY in finders:  # the name it selects, among a constant group's, is data (fail closed)
         return True
     if not finders:
         return False
     nodes = find_definitions(code, source_of(code.co_filename, globs))
     return not nodes or any(_given(node, finders) for top in nodes for node in walk(top))
+
+
+def _finders(code: types.CodeType, globs: Mapping[str, object]) -> set[str]:
+    """The names by which `code` may look modules up (`_ENTRY` among them when it does so by entry point)."""
+    names = {n for co in code_objects(code) for n in co.co_names}
+    finders = {n for n in names if n in _FINDERS or n in _BY_PATH or _finds_modules((n,), globs) or _helper_finds(globs.get(n))}
+    if "modules" in names and "sys" in names:
+        finders.add("modules")
+    return finders | ({_ENTRY} & names)
+
+
+def given_parameters(fn: types.FunctionType) -> frozenset[str] | None:
+    """The parameters of `fn` (a function looking modules up by name) whose
+    values may reach a name it looks up: named in a finder's arguments
+    (`import_module("handlers_" + kind)`: `kind`), or in what binds or
+    changes a name that does, on and on (`mod = f"{pkg}.{kind}"`,
+    `parts.append(label)`, `for m in mods`); None, all of them, where that
+    is not told: its source unread, a finder not called where it is named
+    (`map(import_module, mods)`), an entry point, a read of its variables
+    unnamed (`locals()`). A string among the others (`out="report"`, a
+    label) names no module it runs."""
+    code, globs = fn.__code__, fn.__globals__
+    finders = _finders(code, globs)
+    nodes = find_definitions(code, source_of(code.co_filename, globs))
+    if _ENTRY in finders or len(nodes) != 1 or not isinstance(nodes[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    top, flows = nodes[0], set()
+    parents = {id(c): p for p in walk(top) for c in ast.iter_child_nodes(p)}
+    for each in walk(top):
+        node: ast.AST | None = each
+        name = each.id if isinstance(each, ast.Name) else each.attr if isinstance(each, ast.Attribute) else ""
+        if name in _UNNAMED:
+            return None
+        if name not in finders:
+            continue
+        above = parents.get(id(node))
+        if name == "modules" and isinstance(above, ast.Attribute) and above.attr == "get":  # `sys.modules.get(name)`
+            above, node = parents.get(id(above)), above
+        if isinstance(above, ast.Subscript) and name == "modules":  # `sys.modules[name]`
+            flows |= _names_in(above.slice)
+        elif isinstance(above, ast.Call) and above.func is node:
+            flows |= {n for a in (*above.args, *(k.value for k in above.keywords)) for n in _names_in(a)}
+        elif not (isinstance(above, ast.Attribute) and above.value is node and name != "modules"):
+            return None  # handed on, iterated over (`sys.modules.items()`): not told; `importlib.import_module`: its parent says
+    while True:
+        more = set(flows)
+        for node in walk(top):
+            for targets, values in _bindings(node):
+                if any(_names_in(t) & flows for t in targets):
+                    more |= {n for v in values for n in _names_in(v)}
+        if more == flows:
+            break
+        flows = more
+    args = top.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
+    return frozenset(flows & params)
+
+
+_UNNAMED = frozenset({"locals", "vars", "eval", "exec", "currentframe", "_getframe", "f_locals"})
+
+
+def _names_in(node: ast.AST | None) -> set[str]:
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)} if node is not None else set()
+
+
+def _bindings(node: ast.AST) -> list[tuple[list[ast.AST], list[ast.AST]]]:
+    """What `node` binds or changes, with what it does so from: an
+    assignment's targets and value, a loop's or comprehension's target and
+    iterable, a `with`'s names and context, and a call changing what it is
+    called on or handed (`parts.append(label)`: all of its names both ways)."""
+    if isinstance(node, ast.Assign):
+        return [(list(node.targets), [node.value])]
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+        return [([node.target], [node.value] if node.value is not None else [])]
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return [([node.target], [node.iter])]
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [([node.optional_vars], [node.context_expr])]
+    if isinstance(node, ast.Call):
+        return [([node], [node])]
+    return []
 
 
 def _given(node: ast.AST, finders: set[str]) -> bool:

@@ -75,6 +75,45 @@ def _calls(defs: list[ast.AST]) -> list[tuple[str, str]]:
     ]  # fmt: skip
 
 
+def only_functions(value: object, globs: Mapping[str, Any], depth: int = 0) -> bool:
+    """Whether what an object holds (a dict, list, tuple or namespace of
+    them, two levels down) is only functions given no object, each bound by
+    its name in the module `globs` are of (a `def` there, a class there, a
+    builtin): a call of one changes nothing of the object but through the
+    globals it writes, which a step reaching the object by name writes too.
+    Not a bound method, a `partial`, a lambda, a closure, nor another
+    module's function, whose writes no step's reach of the names sees."""
+    if isinstance(value, (types.FunctionType, type)):
+        named = globs.get(value.__name__) is value and value.__qualname__ == value.__name__  # type: ignore[union-attr]
+        return named and getattr(value, "__closure__", None) is None
+    if isinstance(value, types.BuiltinFunctionType):
+        return isinstance(value.__self__, types.ModuleType) and value.__self__.__name__ == "builtins"
+    if depth < 2 and type(value) in (dict, list, tuple, types.SimpleNamespace):
+        items = value.values() if isinstance(value, dict) else vars(value).values() if isinstance(value, types.SimpleNamespace) else value
+        held = list(itertools.islice(items, 257))  # type: ignore[call-overload]
+        return len(held) <= 256 and all(only_functions(v, globs, depth + 1) for v in held)
+    return False
+
+
+def own_attributes(value: object) -> dict[str, object]:
+    """What an object holds in its `__dict__`, read without running its
+    code (a `__getattr__` raising for any name: none, as for slots)."""
+    try:
+        found = object.__getattribute__(value, "__dict__")
+    except Exception:  # no `__dict__` (slots), or a descriptor raising
+        return {}
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def only_called(name: str, defs: list[ast.AST]) -> bool:
+    """Whether every use of `name` in `defs` calls a method of what it
+    holds (`PBAR.update(1)`): what that changes, `objectstate.object_writes` tells by
+    the method's code, not by its name."""
+    parents = {id(c): p for d in defs for p in walk(d) for c in ast.iter_child_nodes(p)}
+    uses = [n for d in defs for n in walk(d) if isinstance(n, ast.Name) and n.id == name]
+    return all(isinstance(a := parents.get(id(n)), ast.Attribute) and isinstance(c := parents.get(id(a)), ast.Call) and c.func is a for n in uses)
+
+
 def mine(value: object) -> bool:
     """An object of the user's class: no class, module or function."""
     return not isinstance(value, (type, types.ModuleType, types.FunctionType)) and users_class(type(value))

@@ -15,17 +15,21 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import sys
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .changers import LOGS, MUTATORS
 from .handedwrites import SCALARS as _SCALARS
 from .handedwrites import handed_writes, resolved, user_function
+from .heldobjects import definitions, mine, own_attributes
 from .holds import held_callables
-from .imports import user_class
+from .imports import user_class, user_module
 from .localbound import bound_locals
 from .nodes import walk
+from .objectstate import object_writes
+from .selffills import memo_only
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import local_names
 from .written import written_in
@@ -52,12 +56,17 @@ def helper_readers(defs: list[ast.AST], globs: Mapping[str, Any], written: froze
     return found
 
 
-def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> frozenset[str]:
+def helper_writes(
+    defs: list[ast.AST], globs: Mapping[str, Any], logs: bool, caller: ast.AST | None = None
+) -> frozenset[str]:
     """The globals of `globs` whose objects the other modules' helpers `defs`
     reach write (`helpers.log(x)` appending to the `LOG` of a `config` both
     import: `written.written_in`, `logs` as there). One not told (past the
     limit, its text not what runs), or writing a module's attribute
-    (`config.LOG.append(x)`), may write any object its module holds."""
+    (`config.LOG.append(x)`), may write any object its module holds. An
+    object no global of `globs` holds (`_L` behind `from tally import add`)
+    is named as that module's (`qualified`) unless it is a memo there that
+    `caller` (the tree of `globs`'s module) changes no entry of."""
     found: set[str] = set()
     spaces: dict[int, Mapping[str, Any]] = {}
     untold = False
@@ -66,12 +75,20 @@ def helper_writes(defs: list[ast.AST], globs: Mapping[str, Any], logs: bool) -> 
         if node is _UNTOLD:
             untold = True
             continue
-        for name in written_in([node], logs, space) - local_names([node]):
+        changed = written_in([node], logs, space) | (set() if logs else object_writes([node], space).keys())
+        for name in changed - local_names([node]):  # with an object of yours a method changes: `_S.remember(x)`
             value = space.get(name)
-            if isinstance(value, types.ModuleType):
+            if isinstance(value, types.ModuleType):  # `store.M.append(x)`: the module, where no global shares it
                 found |= _shared(globs, [vars(value)])
-            elif name in space and not isinstance(value, _SCALARS):  # a number rebound there is its own
-                found.update(k for k, v in globs.items() if v is value)
+                found |= {qualified(space, name)} if space is not globs and user_module(value) else set()
+            elif name in space:  # a number rebound there is its own: not one `globs` holds a copy of
+                held = {k for k, v in globs.items() if v is value} if not isinstance(value, _SCALARS) else set()
+                # Held by no name of the step's module (`_L` behind `from tally import add, total`):
+                # named as its own module's, so that its value joins the record and readers are found.
+                if not held and space is not globs and not _memo(space, name, caller):
+                    # and a global holding its module (`import tally`: `tally._L` read there)
+                    held = {qualified(space, name), *(k for k, v in globs.items() if _module_of(v, space))}
+                found |= held
     if untold:
         found |= _shared(globs, [s for s in spaces.values() if s is not globs])
     for d in defs:  # handed through a local bound to it too (`xs = CFG["a"]`, then `add(xs, x)`)
@@ -92,19 +109,40 @@ def _held_mutators(node: ast.AST, globs: Mapping[str, Any], logs: bool) -> set[s
     found: set[str] = set()
     for sub in walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            for target in (_mutated(held, methods) for held in _held(globs.get(sub.id))):
-                if target is not None and not isinstance(target, _FIXED):
-                    found.update(k for k, v in list(globs.items()) if v is target)
+            for held in _held(globs.get(sub.id)):
+                for target in (_mutated(held, methods), *_cells_written(held, logs)):
+                    if target is not None and not isinstance(target, _FIXED):
+                        found.update(k for k, v in list(globs.items()) if v is target)
+    return found
+
+
+def _cells_written(fn: object, logs: bool) -> list[object]:
+    """What the cells of a closure of the user's hold that its code writes
+    (`remember` of `REMEMBER = make(MEM)`, doing `mem.append(x)`): a global
+    handed to the factory, which a call of the closure changes; every cell's
+    where its code cannot be read."""
+    if not (isinstance(fn, types.FunctionType) and fn.__closure__ and user_function(fn)):
+        return []
+    defs = definitions(fn)
+    names = written_in(defs, logs) if defs else frozenset(fn.__code__.co_freevars)
+    found = []
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=False):
+        try:
+            found += [cell.cell_contents] if name in names else []
+        except ValueError:  # an empty cell: nothing there yet
+            continue
     return found
 
 
 def _held(value: object, depth: int = 0) -> Iterator[object]:
-    """`value` and what the plain containers it holds hold, three levels down
+    """`value` and what the plain containers it holds hold, and the
+    attributes of an object of yours (`AGENT.tools`), three levels down
     (the first 256 items of each: a large table of data holds no methods)."""
     yield value
-    if depth < 3 and type(value) in (dict, list, tuple, types.SimpleNamespace):
-        items = value.values() if isinstance(value, dict) else vars(value).values() if isinstance(value, types.SimpleNamespace) else value
-        for item in list(itertools.islice(items, 256)):  # type: ignore[call-overload]
+    if depth < 3 and (type(value) in (dict, list, tuple, types.SimpleNamespace) or mine(value)):
+        spaced = isinstance(value, types.SimpleNamespace) or mine(value)
+        items: Iterable[object] = value.values() if isinstance(value, dict) else own_attributes(value).values() if spaced else value  # type: ignore[assignment]
+        for item in list(itertools.islice(items, 256)):
             yield from _held(item, depth + 1)
 
 
@@ -164,18 +202,56 @@ def _reads(node: ast.AST, space: Mapping[str, Any], globs: Mapping[str, Any], wr
     names (`Cfg`) or reads through a module (`config.STATE`, `flow.RATE`).
     A number or a string by its module's name alone: the same small int is
     every module's (`RATE = 1`), and a name importing it holds a copy."""
-    targets = {id(globs[w]): w for w in written if w in globs and not isinstance(globs[w], _SCALARS)}
+    # By the object (`L` of `from store import L` here and in the writer's module too).
+    held = {w: global_value(globs, w) for w in written}
+    targets = {id(v): w for w, v in held.items() if v is not MISSING and not isinstance(v, _SCALARS)}
     found: set[str] = set()
     for sub in walk(node):
         if isinstance(sub, ast.Name) and sub.id in space:
             found.add(targets.get(id(space[sub.id]), ""))
+            found.add(q if (q := qualified(space, sub.id)) in written else "")
         elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
             module = space.get(sub.value.id)
             if isinstance(module, types.ModuleType) and sub.attr in vars(module):
                 if vars(module) is globs and sub.attr in written:
                     found.add(sub.attr)
                 found.add(targets.get(id(vars(module)[sub.attr]), ""))
+                found.add(q if (q := qualified(vars(module), sub.attr)) in written else "")
     return found - {""}
+
+
+def _memo(space: Mapping[str, Any], name: str, caller: ast.AST | None) -> bool:
+    """Whether `name` of that module is a memo or a lazy client its
+    functions only fill (`selffills.memo_only`), the step's module (its
+    tree `caller`) changing no entry they hand out either: a fresh process
+    fills it again alike (`clients.client("s3")` of every step)."""
+    filename = space.get("__file__")
+    tree = source_of(filename, space).tree if isinstance(filename, str) else None
+    return tree is not None and caller is not None and memo_only(tree, name, (caller,))
+
+
+def _module_of(value: object, space: Mapping[str, Any]) -> bool:
+    return isinstance(value, types.ModuleType) and vars(value) is space
+
+
+def qualified(space: Mapping[str, Any], name: str) -> str:
+    """`tally._L`: the global `name` of the module whose globals are
+    `space`, as a step of another module's written names hold it when no
+    global of its own module holds the object (`global_value` reads it)."""
+    return f"{space.get('__name__')}.{name}"
+
+
+MISSING = object()
+
+
+def global_value(globs: Mapping[str, Any], name: str) -> object:
+    """What the written name `name` holds now: a global of `globs`, or one
+    of another module (`qualified`); `MISSING` when there is none."""
+    if name in globs:
+        return globs[name]
+    module, _, attr = name.rpartition(".")
+    home = sys.modules.get(module) if module else None
+    return vars(home).get(attr, MISSING) if isinstance(home, types.ModuleType) else MISSING
 
 
 # What no helper writes into: scalars, modules, classes and functions (counted by their code).

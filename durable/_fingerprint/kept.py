@@ -31,7 +31,7 @@ from .source import find_definitions, runs_this_source, source_of
 # `try: PENDING.remove(x) except ValueError: return "gone"` computes from it.
 _MUTATORS = frozenset({
     "add", "append", "appendleft", "clear", "discard", "extend", "extendleft",
-    "insert", "put", "setdefault", "update",
+    "insert", "put", "setdefault", "update", "write", "writelines",
 })  # fmt: skip
 # How code reads its own variables without naming them: the builtins
 # (`"{last}".format(**locals())` reads a cell no `ast.Name` loads), and a

@@ -13,7 +13,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from .heldobjects import UNTOLD, definitions, member_of
+from .heldobjects import UNTOLD, definitions, member_of, only_functions, own_attributes
 from .kept import shown_only
 from .nodes import walk
 from .selfchanges import SHOWS, blind, changes, name_of
@@ -35,11 +35,11 @@ def called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> Uses:
     if isinstance(above, ast.Attribute):
         up = parents.get(id(above))
         if isinstance(up, ast.Call) and up.func is above:
-            return method_uses(type(obj), above.attr, set())
+            return method_uses(type(obj), above.attr, set(), obj)
         part = member_of(obj, above.attr)  # `SVC.store` of a property returning `self._store`
         call = parents.get(id(up))
         if isinstance(up, ast.Attribute) and isinstance(call, ast.Call) and call.func is up and (part is UNTOLD or users_class(type(part))):
-            inner = None if part is UNTOLD else method_uses(type(part), up.attr, set())
+            inner = None if part is UNTOLD else method_uses(type(part), up.attr, set(), part)
             return None if inner is None else (frozenset({above.attr} if inner[0] else ()), frozenset())
         return frozenset(), frozenset()
     names: list[str] = []
@@ -55,10 +55,10 @@ def called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> Uses:
         if not (isinstance(call, ast.Call) and call.func is above):
             return frozenset(), frozenset()  # `getattr(G, "a", None)`: a read
         named = above.args[1] if len(above.args) > 1 else None
-        return method_uses(type(obj), named.value, set()) if isinstance(named, ast.Constant) and isinstance(named.value, str) else None
+        return method_uses(type(obj), named.value, set(), obj) if isinstance(named, ast.Constant) and isinstance(named.value, str) else None
     changed: frozenset[str] = frozenset()
     for each in names:
-        uses = method_uses(type(obj), each, set())
+        uses = method_uses(type(obj), each, set(), obj)
         if uses is None:
             return None
         changed |= uses[0]
@@ -69,9 +69,9 @@ _OPS = dict(Add="add", Sub="sub", Mult="mul", MatMult="matmul", Div="truediv", F
             Pow="pow", LShift="lshift", RShift="rshift", BitOr="or", BitXor="xor", BitAnd="and")  # fmt: skip
 
 
-def method_uses(cls: type, attr: str, seen: set[str]) -> Uses:
-    """What calling method `attr` of `cls` changes and reads of `self`, with
-    the methods it calls through `self`; ((), ()) for plain data; None: not told."""
+def method_uses(cls: type, attr: str, seen: set[str], obj: object = _MISSING) -> Uses:
+    """What calling method `attr` of `cls` (of `obj`, when known) changes and reads of
+    `self`, with the methods it calls through `self`; ((), ()) for plain data; None: not told."""
     if attr in seen:
         return frozenset(), frozenset()
     seen.add(attr)
@@ -96,8 +96,10 @@ def method_uses(cls: type, attr: str, seen: set[str]) -> Uses:
         return None
     for other in called:
         if inspect.getattr_static(cls, other, _MISSING) is _MISSING:
-            return None  # what the object holds (`self.ops["add"](x)`): its own bound method, maybe
-        more = method_uses(cls, other, seen)
+            if not only_functions(own_attributes(obj).get(other), fn.__globals__):  # `self.tools[k](x)` of `def`s: no `self`
+                return None  # what the object holds (`self.ops["add"](x)`): its own bound method, maybe
+            continue
+        more = method_uses(cls, other, seen, obj)
         if more is None:
             return None
         changed, read = changed | more[0], read | more[1]

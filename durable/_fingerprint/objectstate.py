@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import inspect
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from .heldobjects import bound_in, definitions, member_of, mine
@@ -22,7 +22,6 @@ from .localbound import bound_locals
 from .methoduses import FUNCS, called, method_uses
 from .nodes import walk
 from .selfchanges import printed_names
-from .stepreach import reached
 from .userclasses import users_class
 
 
@@ -52,7 +51,7 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
             # A method held bound (`ADD = STORE.remember`, `OPS = {"add": STORE.remember}`,
             # `partial(Store.remember, STORE)`), then called: as `STORE.remember(x)`.
             for obj, attr in bound:
-                uses = method_uses(type(obj), attr, set())
+                uses = method_uses(type(obj), attr, set(), obj)
                 holders = [k for k, v in list(globs.items()) if v is obj]
                 for each in holders:
                     _add(found, each, None if uses is None else uses[0])
@@ -69,7 +68,7 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
                 if uses is None or uses[0]:
                     _add(found, name, frozenset({above.attr}))
             continue
-        if not _held(globs, name):
+        if not mine(globs.get(name)):
             continue
         uses = called(node, parents, value)
         _add(found, name, None if uses is None else uses[0])
@@ -89,7 +88,7 @@ def _aliases(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, str]:
     nodes = [n for d in defs for n in walk(d)]
     named = {t.id: a.value.id for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, ast.Name)
              for t in a.targets if isinstance(t, ast.Name)}  # fmt: skip
-    return {k: g for k, gs in bound_locals(nodes).items() if gs == {g := named.get(k, "")} and k not in globs and _held(globs, g)}
+    return {k: g for k, gs in bound_locals(nodes).items() if gs == {g := named.get(k, "")} and k not in globs and mine(globs.get(g))}
 
 
 def _parted(found: dict[str, frozenset[str] | None], name: str, obj: object, attr: str, globs: Mapping[str, Any]) -> None:
@@ -131,7 +130,7 @@ def _parts(obj: object, attr: str, globs: Mapping[str, Any], seen: set[tuple[int
         part = own.get(func.value.attr)
         if not mine(part):
             continue
-        uses = method_uses(type(part), func.attr, set())
+        uses = method_uses(type(part), func.attr, set(), part)
         inner, more = _parts(part, func.attr, globs, seen, depth + 1)
         if uses is not None and not uses[0] and not inner:
             continue
@@ -176,29 +175,11 @@ def _through(node: ast.Name, parents: Mapping[int, ast.AST], globs: Mapping[str,
     part = member_of(obj, above.attr)
     if not mine(part):
         return {}
-    uses = method_uses(type(part), up.attr, set())
+    uses = method_uses(type(part), up.attr, set(), part)
     return {k: None if uses is None else uses[0] for k, v in list(globs.items()) if v is part}
 
 
-def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[ast.AST, frozenset[str], frozenset[str], Any]],
-           foreign: set[int], tree: ast.AST, globs: Mapping[str, Any]) -> set[str]:  # fmt: skip
-    """Those of `objects` no other step or workflow (`others`: each with the
-    names it uses and reaches) reads a changed attribute of: only by name,
-    through attributes and methods whose code tells what they read."""
-    return {
-        n for n, attrs in objects.items()
-        if not any(
-            id(d) in foreign or n not in names or n in reached(names - {n}, tree) or _reads(d, n, globs.get(n), attrs)
-            for d, names, seen, _ in others if n in seen
-        )
-    }  # fmt: skip
-
-
-def _held(globs: Mapping[str, Any], name: str) -> bool:
-    return mine(globs.get(name))
-
-
-def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
+def reads_object(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> bool:
     """Whether `d` may read one of `attrs` of `obj`, the global `name` holds."""
     parts = {id(a.value): a for a in walk(d) if isinstance(a, ast.Attribute)}
     shown = printed_names(d)
@@ -208,7 +189,7 @@ def _reads(d: ast.AST, name: str, obj: Any, attrs: frozenset[str] | None) -> boo
         part = parts.get(id(n))
         if part is None or attrs is None:
             return True  # the object whole: handed on, aliased
-        uses = method_uses(type(obj), part.attr, set())
+        uses = method_uses(type(obj), part.attr, set(), obj)
         if part.attr in attrs or uses is None or uses[1] & (attrs | {"*"}):
             return True
     return False

@@ -134,7 +134,31 @@ def _calls_outside(
             depth < _DEPTH and any(_calls_outside(c, names, checked, depth + 1, seen, home) for c in called)
         ):
             return True
-    return False
+    inherited = _inherited(chain, fn, namespace, checked_file) if depth < _DEPTH else []
+    return any(_calls_outside(c, names, checked, depth + 1, seen) for c, names, checked in inherited)
+
+
+def _inherited(
+    chain: tuple[str, ...], fn: object, namespace: Mapping[str, Any], checked_file: str | None
+) -> list[tuple[tuple[str, ...], Mapping[str, Any], str | None]]:
+    """What the call `chain` runs that a base class of the user's defines,
+    as calls of that base in its own module: `App()` runs the `__init__`
+    of `class App(Settings)`'s base, `App.from_env()` a class method of it;
+    their statements are not in `App`'s (a hand-rolled settings base
+    reading `os.environ` made `W = App()` count by its text alone)."""
+    cls: object = fn
+    member: tuple[str, ...] = ()
+    if not isinstance(fn, type):  # `App.from_env`, `settings.App.from_env`
+        cls, member = (_member(namespace, chain[:-1]) if len(chain) > 1 else None), chain[-1:]
+    if not isinstance(cls, type):
+        return []
+    found: list[tuple[tuple[str, ...], Mapping[str, Any], str | None]] = []
+    for base in cls.__mro__[1:]:
+        home = sys.modules.get(base.__module__)
+        if home is not None and user_module(home) and vars(home).get(base.__name__) is base:
+            names = vars(home)
+            found.append(((base.__name__, *member), names, checked_file if names is namespace else None))
+    return found
 
 
 # A `def` or `class` statement a call runs, the namespace its names are
@@ -241,8 +265,11 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             marked |= name in _READS or name.startswith(_READ_PREFIXES)
-            if (chain := _chain(func)) is not None:
-                called.add(chain)
+            # A function handed to the call runs too: `field(default_factory=env_k)`,
+            # `partial(env_int, "K")`, `sorted(xs, key=score)` (a value named so follows nothing).
+            for part in (func, *node.args, *(k.value for k in node.keywords)):
+                if (chain := _chain(part)) is not None:
+                    called.add(chain)
     found = (marked, frozenset(read), frozenset(called))
     _scanned[id(stmt)] = (stmt, *found)
     return found

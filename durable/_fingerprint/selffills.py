@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from .changers import MUTATORS
+from .entrychanges import FUNCS, ancestors, changed_result, named
 from .nodes import walk
 
 
@@ -53,6 +53,22 @@ def _missing(test: ast.expr, me: str, attr: str) -> bool:
     return isinstance(test.ops[0], ast.NotIn) and isinstance(test.comparators[0], ast.Attribute) and _mentions(test.comparators[0], me, attr)
 
 
+def filled_from_module(part: ast.Attribute, parents: Mapping[int, ast.AST], me: str) -> bool:
+    """`fills`, with what it stores made from module-level names and `me`
+    alone (`cls._conn = connect()`, `connect(cls.URL)`): state kept on a
+    class, shared by every caller, which a fresh process fills again alike;
+    not `cls._conn = connect(url)` of a parameter (the first caller's)."""
+    if not fills(part, parents, me):
+        return False
+    stmt = parents.get(id(part))
+    fn = next((p for p in ancestors(part, parents) if isinstance(p, FUNCS)), None)
+    if not isinstance(stmt, ast.Assign) or fn is None:
+        return False  # `setdefault`: what it is handed, maybe a parameter
+    own = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg, fn.args.kwarg) if a is not None}
+    own |= {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return all(n.id == me or n.id not in own for n in walk(stmt.value) if isinstance(n, ast.Name))
+
+
 def _mentions(expr: ast.AST, me: str, attr: str) -> bool:
     return any(
         isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name) and a.value.id == me
@@ -60,7 +76,7 @@ def _mentions(expr: ast.AST, me: str, attr: str) -> bool:
     )
 
 
-def memo_only(tree: ast.AST, name: str) -> bool:
+def memo_only(tree: ast.AST, name: str, callers: tuple[ast.AST, ...] = ()) -> bool:
     """Whether the module-level `name` of the module whose tree is `tree`
     is a memo or a lazy client its functions only fill: each use in a
     function fills what is missing (`if k not in CACHE: CACHE[k] = ...`,
@@ -72,14 +88,16 @@ def memo_only(tree: ast.AST, name: str) -> bool:
     leaves nothing another step computes from. Anything else (`c = CACHE`,
     `f(CACHE)`, `CACHE.clear()`, `len(CACHE)`) counts as a use; so does
     an entry a function returns (`return CACHE[k]`) that a caller of it
-    changes (`lookup(k).append(x)`): the fresh process's entry lacks it."""
-    parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    changes (`lookup(k).append(x)`): the fresh process's entry lacks it,
+    there or in `callers` (the trees of modules importing the function)."""
+    trees = (tree, *callers)
+    parents = {id(c): p for t in trees for p in walk(t) for c in ast.iter_child_nodes(p)}
     filled: dict[int, bool] = {}  # id of a function using it -> whether it fills it
     handing: set[str] = set()  # the functions returning an entry
     for node in walk(tree):
         if not (isinstance(node, ast.Name) and node.id == name):
             continue
-        inside = next((p for p in _above(node, parents) if isinstance(p, _FUNCS)), None)
+        inside = next((p for p in ancestors(node, parents) if isinstance(p, FUNCS)), None)
         if inside is None:
             stmt = parents.get(id(node))
             if isinstance(stmt, ast.Assign) and stmt.targets == [node] and _empty(stmt.value):
@@ -89,97 +107,19 @@ def memo_only(tree: ast.AST, name: str) -> bool:
         if use is None:
             return False
         filled[id(inside)] = filled.get(id(inside), False) or use
-        if isinstance(inside, ast.FunctionDef) and any(isinstance(p, ast.Return) for p in _above(node, parents)):
+        if isinstance(inside, ast.FunctionDef) and any(isinstance(p, ast.Return) for p in ancestors(node, parents)):
             handing.add(inside.name)
-    if handing and any(_changed_result(c, parents) for c in walk(tree) if isinstance(c, ast.Call) and _named(c.func) in handing):
+        if isinstance(inside, ast.FunctionDef) and _aliases(node, parents, name):  # `return v` of `v = C.get(k)`
+            handing.add(inside.name)
+    if handing and any(
+        changed_result(c, parents) for t in trees for c in walk(t) if isinstance(c, ast.Call) and named(c.func) in handing
+    ):
         return False
     # Each function looking at it fills it too: `"hit" if k in CACHE else "miss"` alone is a read.
     return bool(filled) and all(filled.values())
 
 
-_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LOOKS = frozenset({"get", "keys", "values", "items"})
-
-
-def _named(func: ast.AST) -> str | None:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-
-
-def _changed_result(node: ast.AST, parents: Mapping[int, ast.AST], depth: int = 0) -> bool:
-    """Whether what `node` gives is changed where it stands (written into, a
-    changing method called on it: `lookup(k).append(x)`) or through the
-    local it is bound to (`v = lookup(k)`, then `v[0] = x`)."""
-    while True:
-        above = parents.get(id(node))
-        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
-            return True
-        if isinstance(above, (ast.Attribute, ast.Subscript)) and above.value is node:
-            call = parents.get(id(above))
-            if isinstance(above, ast.Attribute) and above.attr in MUTATORS and isinstance(call, ast.Call) and call.func is above:
-                return True
-            node = above
-        elif isinstance(above, ast.AugAssign):
-            return above.target is node
-        elif isinstance(above, ast.Assign) and above.value is node and depth < _DEEPEST:
-            names = {t.id for t in above.targets if isinstance(t, ast.Name)}
-            fn = next((p for p in _above(above, parents) if isinstance(p, _FUNCS)), None)
-            return _changed_names(fn, names, parents, depth + 1)
-        elif isinstance(above, (ast.Call, ast.keyword)) and getattr(above, "func", None) is not node:
-            return depth < _DEEPEST and _handed_to_writer(node, above, parents, depth + 1)
-        else:
-            return False
-
-
-def _changed_names(fn: ast.AST | None, names: set[str], parents: Mapping[int, ast.AST], depth: int) -> bool:
-    """Whether `fn` changes what its locals or parameters `names` hold."""
-    uses = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id in names] if fn is not None else []
-    return any(isinstance(n.ctx, ast.Load) and _changed_result(n, parents, depth) for n in uses)
-
-
-def _handed_to_writer(node: ast.AST, above: ast.AST, parents: Mapping[int, ast.AST], depth: int) -> bool:
-    """Whether the call `node` is handed to changes it: a library function
-    changing what it is handed first (`heapq.heappush(lookup(k), x)`), or a
-    function of the module changing the parameter taking it, itself or
-    through a call it hands it on to (`fill(lookup(k))` of `def
-    fill(items): items.append(x)`); one taking it in `*args` or `**kwargs`
-    counts as changing it. A function of another module's is not looked into."""
-    call = parents.get(id(above)) if isinstance(above, ast.keyword) else above
-    if not isinstance(call, ast.Call) or any(isinstance(a, ast.Starred) for a in call.args):
-        return isinstance(call, ast.Call)  # `f(*xs, lookup(k))`: where it lands is not told
-    name = _named(call.func)
-    if name in _LIBRARY_WRITERS:
-        return bool(call.args) and call.args[0] is node
-    tree = _above(call, parents)[-1]
-    for fn in (d for d in walk(tree) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == name):
-        params = [*fn.args.posonlyargs, *fn.args.args]
-        if params and isinstance(call.func, ast.Attribute) and isinstance(parents.get(id(fn)), ast.ClassDef):
-            params = params[1:]  # `obj.fill(lookup(k))`: after `self`
-        if isinstance(above, ast.keyword):
-            taken = [p.arg for p in [*params, *fn.args.kwonlyargs] if p.arg == above.arg]
-            rest = fn.args.kwarg
-        else:
-            at = call.args.index(node)  # type: ignore[arg-type]
-            taken = [params[at].arg] if at < len(params) else []
-            rest = fn.args.vararg
-        if (not taken and rest is not None) or _changed_names(fn, set(taken), parents, depth):
-            return True
-    return False
-
-
-# What a library changes of the object it is handed first (`changers._WRITERS`, numpy's).
-_LIBRARY_WRITERS = frozenset(
-    "heappush heappop heapify heapreplace heappushpop insort insort_left insort_right shuffle "
-    "copyto put place putmask fill_diagonal".split()
-)
-_DEEPEST = 4  # hand-offs followed: locals bound and calls handed on
-
-
-def _above(node: ast.AST, parents: Mapping[int, ast.AST]) -> list[ast.AST]:
-    found, at = [], parents.get(id(node))
-    while at is not None:
-        found.append(at)
-        at = parents.get(id(at))
-    return found
 
 
 def _empty(value: ast.expr) -> bool:
@@ -205,6 +145,8 @@ def _use(node: ast.Name, parents: Mapping[int, ast.AST], name: str) -> bool | No
         if above.attr == "setdefault":  # `return CACHE.setdefault(k, make(k))`, not `(k, [])`
             fills = len(call.args) == 2 and not _container(call.args[1]) and _from_key(call.args[1], call.args[0], parents)
             return True if fills and isinstance(parents.get(id(call)), (ast.Return, ast.Expr)) else None
+        if above.attr == "get" and _got(call, parents) in _aliases(node, parents, name):
+            return False  # `v = CACHE.get(k)`, `v` then only tested, filled or returned
         return False if above.attr in _LOOKS and _looked(call, parents) else None
     if isinstance(above, ast.Compare) and len(above.ops) == 1:
         looks = isinstance(above.ops[0], (ast.In, ast.NotIn)) and above.comparators[0] is node
@@ -225,7 +167,7 @@ def _looked(expr: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
 
 def _lazy(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
     """Whether the module binds the global `node` names to None (a lazy client's)."""
-    tree = _above(node, parents)[-1]
+    tree = ancestors(node, parents)[-1]
     return any(
         isinstance(s, ast.Assign) and [getattr(t, "id", None) for t in s.targets] == [getattr(node, "id", "")]
         and isinstance(s.value, ast.Constant) and s.value.value is None
@@ -237,7 +179,12 @@ def _filled(target: ast.AST, parents: Mapping[int, ast.AST], name: str) -> bool:
     """Whether `target` (`name` or `name[k]`) is bound to `name or make()` or
     under a test that it is missing."""
     stmt = parents.get(id(target))
-    if not (isinstance(stmt, ast.Assign) and stmt.targets == [target]) or _container(stmt.value):
+    if not (isinstance(stmt, ast.Assign) and any(t is target for t in stmt.targets)):
+        return False
+    aliases = _aliases(target, parents, name)
+    if any(getattr(t, "id", None) not in aliases for t in stmt.targets if t is not target):
+        return False  # `v = C[k] = make(k)` only of a `v = C.get(k)`
+    if _container(stmt.value):
         return False  # `C[k] = []`: a list to append to, no memo
     value = stmt.value
     if not _from_key(value, getattr(target, "slice", None), parents):
@@ -246,8 +193,8 @@ def _filled(target: ast.AST, parents: Mapping[int, ast.AST], name: str) -> bool:
         first = value.values[0]
         return isinstance(first, ast.Name) and first.id == name
     child: ast.AST = stmt
-    for node in _above(stmt, parents):
-        if isinstance(node, (ast.If, ast.While)) and child in node.body and _missing_global(node.test, name):
+    for node in ancestors(stmt, parents):
+        if isinstance(node, (ast.If, ast.While)) and child in node.body and _missing_global(node.test, name, aliases):
             return True
         child = node
     return False
@@ -260,7 +207,7 @@ def _from_key(value: ast.AST, key: ast.AST | None, parents: Mapping[int, ast.AST
     the filling function beyond the key's (`C[k] = v`, `client =
     connect(url)`) is what its first caller handed: another step's call
     would fill in its own."""
-    fn = next((p for p in _above(value, parents) if isinstance(p, _FUNCS)), None)
+    fn = next((p for p in ancestors(value, parents) if isinstance(p, FUNCS)), None)
     if fn is None:
         return True
     args = fn.args
@@ -282,15 +229,54 @@ def _container(value: ast.expr) -> bool:
     return (getattr(func, "id", None) or getattr(func, "attr", None)) in _CONTAINERS
 
 
-def _missing_global(test: ast.expr, name: str) -> bool:
-    """`name is None`, `not name`, `k not in name`, or one of them `and` another test."""
+def _missing_global(test: ast.expr, name: str, aliases: frozenset[str] = frozenset()) -> bool:
+    """`name is None`, `not name`, `k not in name`, or one of them `and`
+    another test; `v is None`, `not v` of a local `v = name.get(k)` (`aliases`)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(_missing_global(t, name) for t in test.values)
+        return any(_missing_global(t, name, aliases) for t in test.values)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return isinstance(test.operand, ast.Name) and test.operand.id == name
+        return isinstance(test.operand, ast.Name) and test.operand.id in {name, *aliases}
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return False
     it, op, right = test.left, test.ops[0], test.comparators[0]
     if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
-        return isinstance(it, ast.Name) and it.id == name
+        return isinstance(it, ast.Name) and it.id in {name, *aliases}
     return isinstance(op, ast.NotIn) and isinstance(right, ast.Name) and right.id == name
+
+
+def _got(call: ast.Call, parents: Mapping[int, ast.AST]) -> str | None:
+    """The local `v` of `v = C.get(k)` (no default but None): None for another use."""
+    stmt = parents.get(id(call))
+    default = call.args[1] if len(call.args) > 1 else None
+    if len(call.args) not in (1, 2) or call.keywords or not (default is None or (isinstance(default, ast.Constant) and default.value is None)):
+        return None
+    if isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    return None
+
+
+def _aliases(node: ast.AST, parents: Mapping[int, ast.AST], name: str) -> frozenset[str]:
+    """The locals of the function around `node` bound to `name.get(k)`
+    (`_got`) that it otherwise only tests (`v is None`, `not v`), binds
+    with a fill (`v = name[k] = make(k)`) or returns: the entry, or its absence."""
+    fn = next((p for p in ancestors(node, parents) if isinstance(p, FUNCS)), None)
+    if fn is None:
+        return frozenset()
+    nodes = list(walk(fn))
+    got = {g for c in nodes if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "get"
+           and isinstance(c.func.value, ast.Name) and c.func.value.id == name and (g := _got(c, parents))}  # fmt: skip
+    return frozenset(v for v in got if all(_aliased(n, parents, name) for n in nodes if isinstance(n, ast.Name) and n.id == v))
+
+
+def _aliased(use: ast.Name, parents: Mapping[int, ast.AST], name: str) -> bool:
+    above = parents.get(id(use))
+    if isinstance(use.ctx, ast.Store):  # `v = name.get(k)`, `v = name[k] = make(k)`
+        if not isinstance(above, ast.Assign):
+            return False
+        fill = any(isinstance(t, ast.Subscript) and getattr(t.value, "id", None) == name for t in above.targets)
+        value = above.value
+        got = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and getattr(value.func.value, "id", None) == name
+        return fill or (got and isinstance(value, ast.Call) and _got(value, parents) is not None)
+    if isinstance(above, ast.Compare):
+        return len(above.ops) == 1 and isinstance(above.ops[0], (ast.Is, ast.IsNot)) and above.left is use
+    return isinstance(above, (ast.Return, ast.If, ast.While)) or (isinstance(above, ast.UnaryOp) and isinstance(above.op, ast.Not))

@@ -22,6 +22,7 @@ from .kept import only_written
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
 from .othermodules import other_modules as _other_modules
+from .written import unused_calls
 
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
@@ -282,6 +283,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
             return frozenset()
         used = names & written
         kept = only_written([node], written, shown=True)  # `print(sum(LOG))` reads none
+        kept |= unused_calls(list(walk(node)), frozenset(used - kept), globs or {})  # `BAR.set_postfix(loss=x)`: none either
         writes |= used & kept
         reads |= used - kept
         # What the other names it uses reach through no function looked at here

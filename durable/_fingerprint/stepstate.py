@@ -23,15 +23,16 @@ from typing import Any
 from . import stepreach
 from .canon import is_our_decorator
 from .changers import LOGS, MUTATORS
-from .heldobjects import held_methods
+from .heldobjects import held_methods, only_called
+from .heldreads import held_helpers, reached_held, unread
 from .helperreads import helper_readers, helper_writes
 from .hiddenrng import called_again, same_generator
 from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
-from .objectstate import object_writes, unread
+from .objectstate import object_writes
 from .reach import code_objects, is_durable
-from .selffills import memo_only
+from .selffills import filled_from_module, memo_only
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import ANY, UNNAMED, aliases, helpers, hidden_writes, local_names, methods, reached
 from .written import drawn_in, method, written_in
@@ -92,7 +93,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     # What it writes through a plain function it calls, or a call (`setattr(Cfg, ...)`,
     # `globals()[k]`, `registry()[k]`), is written too; and through a method of a class of
     # the module that is no step, called by the class's name (`Cfg.configure("fast")`).
-    plain = helpers(own, src.tree)
+    plain = held_helpers(own, src.tree, globs or {})  # `TOOLS[name](x)` of a registry too
     called = methods([*own, *plain], src.tree)
     via = [*plain, *(m for _, m in [*called, *held_methods([*own, *plain], globs or {})])]
     through = {c for c, m in called if _changes_own_class(m, *_first_of(m), logs=False)}
@@ -102,12 +103,12 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     selves = (_selves(globs or {}), str((globs or {}).get("__name__", "")))  # `import flow as me; me.LOG.append(x)`
     written = (written_in(own, False, globs) | hidden_writes(own, src.tree, *selves) | _through_class(fn, own, globs, logs=False)) - theirs
     written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree, *selves)) - local_names(via))
-    written |= (theirs_too := helper_writes([*own, *plain], globs or {}, logs=False))  # `helpers.log(x)`, another module's
-    objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if not {n, ANY} & written}
+    written |= (theirs_too := helper_writes([*own, *plain], globs or {}, False, src.tree))  # `helpers.log(x)`, another module's
+    objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if ANY not in written and (n not in written or only_called(n, [*own, *via]))}
     written |= objects.keys()  # `MEMORY.remember(x)`: told by what its methods change, read
     if logs:
         logged = (written_in(own, True, globs) | _through_class(fn, own, globs, logs=True)) - theirs
-        logged |= helper_writes([*own, *plain], globs or {}, logs=True)
+        logged |= helper_writes([*own, *plain], globs or {}, True, src.tree)
         written = (logged | (written_in(via, True, globs) - local_names(via))) - written
     if not written:
         return ()
@@ -119,7 +120,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     others = [
         (d, names, seen | written if seen & unnamed else seen, owner)
         for d, names, owner in _durable_defs(src.tree) if id(d) not in mine
-        for seen in [reached(names, src.tree)]
+        for seen in [reached_held(names, src.tree, globs or {})]
     ]  # fmt: skip
     direct = written - {ANY}
     if ANY in written:  # a name the text does not spell: any the others read
@@ -190,11 +191,8 @@ def _reads(d: ast.AST, name: str, cls: type, attrs: frozenset[str], owner: str |
     via = {name} | ({params[0].arg} if owner == name and params else set())
     # Data it does not write, a step (read by its own body), or one it only
     # stores (`cls.runs += 1`: a count all bump).
-    harmless = {
-        id(a.value) for a in walk(d)
-        if isinstance(a, ast.Attribute)
-        and ((a.attr not in attrs and _inert(cls, a.attr)) or not isinstance(a.ctx, ast.Load))
-    }  # fmt: skip
+    harmless = {id(a.value) for a in walk(d) if isinstance(a, ast.Attribute)
+                and ((a.attr not in attrs and _inert(cls, a.attr)) or not isinstance(a.ctx, ast.Load))}  # fmt: skip
     return any(isinstance(n, ast.Name) and n.id in via and id(n) not in harmless for n in walk(d))
 
 
@@ -252,8 +250,12 @@ def _changes_own_class(node: ast.AST, first: str, on_class: bool, logs: bool) ->
     """Whether a method (its `def` is `node`, its first parameter `first`)
     writes its class through it: `cls.mode = m`, `type(self).mode = m`."""
     methods = MUTATORS if logs else MUTATORS - LOGS
+    parents = {id(c): p for p in walk(node) for c in ast.iter_child_nodes(p)} if first else {}
     for sub in walk(node) if first else ():
-        if isinstance(sub, (ast.Assign, ast.Delete)):
+        if isinstance(sub, ast.Assign) and on_class and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Attribute):
+            # A lazy client kept on the class (`if cls._conn is None: cls._conn = connect()`).
+            targets = [] if filled_from_module(sub.targets[0], parents, first) else list(sub.targets)
+        elif isinstance(sub, (ast.Assign, ast.Delete)):
             targets = list(sub.targets)
         elif isinstance(sub, ast.AnnAssign) or (logs and isinstance(sub, ast.AugAssign)):
             targets = [sub.target]

@@ -9,10 +9,12 @@ helper's own. Pure standard library."""
 from __future__ import annotations
 
 import ast
+import io
+import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .changers import LOGS, MUTATORS, library_write
+from .changers import LOGS, MUTATORS, drawn, is_queue, library_object, library_write
 from .hiddenrng import hidden_write
 from .inplace import LOOKS, READERS, roots
 from .localbound import bound_locals
@@ -198,11 +200,57 @@ def drawn_in(defs: list[ast.AST], globs: Mapping[str, Any], again: Callable[[], 
     (`random.random()` in a program seeding it) only when the step may be
     called again (`again`, asked only then: `hiddenrng.called_again`): a
     step drawing once from a seeded one replays what an uninterrupted run
-    drew; another step drawing after it reads it."""
-    calls = [n for fn in defs for n in walk(fn) if isinstance(n, ast.Call)]
+    drew; another step drawing after it reads it. Not an object the step
+    only calls as statements of their own, their results unused
+    (`PBAR.update(1)`, `BUF.write(s)`), or stores into (`C[k] += 1`): what
+    it computes holds nothing such a use gave back (its next call alike)."""
+    nodes = [n for fn in defs for n in walk(fn)]
+    calls = [n for n in nodes if isinstance(n, ast.Call)]
     hidden = {id(c) for c in calls if hidden_write(c, globs) is not None}
-    found = [library_write(c, globs, False) for c in calls if id(c) not in hidden or again()]
-    return frozenset(filter(None, found))
+    found = frozenset(filter(None, (library_write(c, globs, False) for c in calls if id(c) not in hidden or again())))
+    return found - unused_calls(nodes, found, globs) if found else found
+
+
+# What fails on what an object holds (`try: D.pop(k) except KeyError: ...` computes from it).
+_FAILING = frozenset({"pop", "popitem", "popleft", "remove", "index", "get", "get_nowait", "put_nowait", "__next__", "send", "throw"})
+
+
+def unused_calls(nodes: list[ast.AST], names: frozenset[str], globs: Mapping[str, Any]) -> frozenset[str]:
+    """Those of `names` (globals holding a library's object or a builtin
+    container) whose every use among `nodes` is the receiver of a method
+    call standing as a statement of its own (`PBAR.update(1)`,
+    `BAR.set_description(s)`), or what a statement stores into (`C[k] +=
+    1`): nothing there gives the code a value of it. Not a method that
+    fails on what it holds (`D.pop(k)`), nor a queue, an iterator or a
+    generator of random numbers (a draw as a statement moves what the next
+    draw gives)."""
+    parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
+    used: dict[str, bool] = {}
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id in names:
+            above = parents.get(id(node))
+            call = parents.get(id(above))
+            alone = (
+                isinstance(above, ast.Attribute) and above.value is node and _unmoved(globs.get(node.id), above.attr)
+                and isinstance(call, ast.Call) and call.func is above and isinstance(parents.get(id(call)), ast.Expr)
+            )  # fmt: skip
+            stored = isinstance(above, (ast.Subscript, ast.Attribute)) and above.value is node and not isinstance(above.ctx, ast.Load)
+            used[node.id] = used.get(node.id, True) and (alone or (stored and _unmoved(globs.get(node.id), "")))
+    return frozenset(n for n, alone in used.items() if alone and n in globs)
+
+
+def _unmoved(value: object, attr: str) -> bool:
+    """A library's object or container whose method `attr` gives nothing
+    back the code uses, as a statement: not one a draw moves
+    (`changers.library_changes`), but a stream written to (`BUF.write(s)`)."""
+    if attr in _FAILING:
+        return False
+    if isinstance(value, io.IOBase):
+        return attr in ("write", "writelines", "flush")
+    kind = type(value)
+    home = str(getattr(kind, "__module__", "")).partition(".")[0]
+    rng = isinstance(value, random.Random) or (home == "numpy" and kind.__name__ in ("Generator", "RandomState"))
+    return library_object(value) and not (rng or is_queue(value) or drawn(value))
 
 
 def _in_place(call: ast.Call) -> bool:

@@ -40,6 +40,7 @@ def run_doc(info: RunInfo) -> dict[str, Any]:
         "stepsTotal": info.steps_total,
         "error": info.error,
         "reason": info.reason,
+        "durability": info.durability,
     }
 
 

@@ -88,11 +88,11 @@ def fork_run(
         why = (
             f"run {run_id!r} completed with positions 0 to {limit - 1}"
             if source.status == "completed" and max(finished, default=-1) < limit
-            else f"position {limit} of run {run_id!r} is not finished ({_unfinished(source)})"
+            else f"position {limit} of run {run_id!r} is not finished ({_unfinished(store, source)})"
         )
+        why = "positions count from 0" if at < 0 else f"a fork copies the positions finished from 0 on, and {why}"
         raise _gone_meanwhile(store, source) or ConfigurationError(
-            f"fork position {at} is out of range: a fork copies the positions finished "
-            f"from 0 on, and {why}, so the position to fork at (at=, durable fork --at) must "
+            f"fork position {at} is out of range: {why}, so the position to fork at (at=, durable fork --at) must "
             f"be between {low} and {limit}"
             + (" (mutate= replaces the output at at - 1)" if low else "")
         )
@@ -156,10 +156,13 @@ def _copy_records(
             _copy_record(store, workflow, run_id, new_id, name, data)
 
 
-def _unfinished(source: RunRecord) -> str:
-    if source.status == "running":  # or its holder died: `durable show` tells
+def _unfinished(store: Store, source: RunRecord) -> str:
+    if source.status != "running":
+        return "it failed or was not reached"
+    if store.is_held(source.workflow, source.run_id):
         return "the run is marked running: that step may be executing now; fork again once it has finished"
-    return "it failed or was not reached"
+    # Marked running by a holder that died (`durable runs`: interrupted): it never finishes by itself.
+    return "the run was interrupted: its process died before that step finished"
 
 
 def _gone_meanwhile(store: Store, source: RunRecord) -> RunNotFoundError | None:

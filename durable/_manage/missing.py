@@ -92,3 +92,14 @@ def store_below(store: Store) -> str:
         return ""
     url = f"{store.url.rstrip('/')}/{below[0]}"
     return f"{url} holds runs: `{shell_words('durable', '--store', url, 'runs')}` lists them"
+
+
+def renamed_script(workflow: str, others: list[str]) -> str:
+    """What a run of the same function in another script says: the script
+    renamed since (flow.py to flow2.py), whose function is another workflow."""
+    module, _, fn = workflow.rpartition(".")
+    old = next((w.rpartition(".")[0] for w in others if w.rpartition(".")[2] == fn and module), "")
+    if not old:
+        return ""
+    was, now = f"{old.rpartition('.')[2]}.py", f"{module.rpartition('.')[2]}.py"
+    return "" if was == now else f" If {was} was renamed {now}, its {fn} is another workflow: rename it back to go on with this run."

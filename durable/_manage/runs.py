@@ -25,6 +25,7 @@ from .._storage.keys import (
 from .._storage.lease import LEASE_TTL
 from .._storage.manifest import decode_manifest, manifest_arguments
 from .._storage.manifest import read_manifest as read_checked
+from .._storage.noted import noted_level
 from .._storage.records import RunRecord
 from ..errors import (
     ConfigurationError,
@@ -33,7 +34,7 @@ from ..errors import (
     RunNotFoundError,
     StorageError,
 )
-from .missing import near_ids
+from .missing import near_ids, renamed_script
 from .missing import no_folder as no_folder
 from .missing import no_runs_of as no_runs_of
 from .reads import Head, reading_run, run_objects, summaries
@@ -69,6 +70,9 @@ class RunInfo(Frozen):
     top_level: int | None = None
     # A resume ran other code than records were made by (`lifecycle.start`): `listed`
     _older_code: bool = field(default=False, repr=False, compare=False)
+    # The durability level its last attempt wrote under, as its manifest notes
+    # it ("fsync" on an object store, where every PUT is durable); None: not noted
+    durability: str | None = None
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -198,7 +202,7 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
             f"{' and '.join(repr(w) for w in others)}"
             + (f": a child run of run {parent[1]!r} of {parent[0]!r}; resume that run, "
                "whose resume answers its child's waits." if parent else
-               f": `durable {show}` shows {'the first' if several else 'it'}.{_renamed(workflow, others)}"),
+               f": `durable {show}` shows {'the first' if several else 'it'}.{renamed_script(workflow, others)}"),
         )  # fmt: skip
     elif others:
         missing.args = (
@@ -212,17 +216,6 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
     elif near := near_ids(run_id, set(store.runs(workflow))):
         missing.args = (f"{missing} Did you mean {' or '.join(map(repr, near))}?",)
     return missing
-
-
-def _renamed(workflow: str, others: list[str]) -> str:
-    """What a run of the same function in another script says: the script
-    renamed since (flow.py to flow2.py), whose function is another workflow."""
-    module, _, fn = workflow.rpartition(".")
-    old = next((w.rpartition(".")[0] for w in others if w.rpartition(".")[2] == fn and module), "")
-    if not old:
-        return ""
-    was, now = f"{old.rpartition('.')[2]}.py", f"{module.rpartition('.')[2]}.py"
-    return "" if was == now else f" If {was} was renamed {now}, its {fn} is another workflow: rename it back to go on with this run."
 
 
 def read_manifest(store: Store, workflow: str, run_id: str) -> RunRecord:
@@ -274,7 +267,7 @@ def _summary_info(store: Store, m: RunRecord, names: Iterable[str]) -> RunInfo:
         workflow, run_id, status, m.fingerprint, m.created, m.updated, len(steps),
         position, error, m.reason, parent, m.steps_total(position), resumes, store,
         top_level=sum(1 for p in steps if isinstance(p, int)),
-        _older_code=bool(m.extra.get("older_code")),
+        _older_code=bool(m.extra.get("older_code")), durability=noted_level(m.extra),
     )  # fmt: skip
 
 

@@ -206,6 +206,12 @@ def unpack(data: bytes | memoryview) -> Any:
     return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
 
+# A record's row as a replay compares it (`Recorded.row`): msgpack's defaults,
+# no keywords parsed (a call's worth of instructions a replayed step); its
+# map keys must be str, and a row with any other is decoded by `unpack`.
+unpack_row: Callable[[bytes], Any] = msgpack.unpackb
+
+
 def dumps_callable(obj: Any) -> bytes:
     """Pickle code for workers (loop_over executors)."""
     from . import codec_pickle

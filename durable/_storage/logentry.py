@@ -35,7 +35,9 @@ _MAGICS = (_MAGIC, _ENVELOPED)
 _FIELDS = struct.Struct(">2sHII")  # magic, name length, data length, body crc
 _CRC = struct.Struct(">I")  # crc of the fields above, so lengths are trusted
 _HEAD = _FIELDS.size + _CRC.size
-_ENTRY_HEAD = struct.Struct(">2sHIII")  # both at once, as `locate` reads them
+# Both at once, as `locate` reads them, the magic as an int (no bytes made an entry).
+_ENTRY_HEAD = struct.Struct(">HHIII")
+_PLAIN_N, _ENVELOPED_N = int.from_bytes(_MAGIC, "big"), int.from_bytes(_ENVELOPED, "big")
 _SUMMED = _FIELDS.size  # the bytes the header crc covers
 _GONE = 0xFFFFFFFF
 _STEPS = b"steps/"  # a body step's record name: these, then eight ASCII digits
@@ -220,7 +222,9 @@ def locate(
     while end - offset >= _HEAD:
         magic, name_len, size, body_crc, head_crc = head(blob, offset)
         start = offset + _HEAD
-        if magic not in _MAGICS or head_crc != crc(view[offset : offset + _SUMMED]):
+        if (magic != _PLAIN_N and magic != _ENVELOPED_N) or head_crc != crc(
+            view[offset : offset + _SUMMED]
+        ):
             if blob.count(b"\0", offset) == end - offset:
                 break  # a zero-filled tail after a power loss
             if unsynced is not None and base + offset >= unsynced:
@@ -233,7 +237,7 @@ def locate(
             break  # torn: the writer died mid-append
         if (
             crc(view[start:after]) != body_crc
-            if magic == _MAGIC
+            if magic == _PLAIN_N
             else size == _GONE
             or (carried := crc_intact(blob, data, after)) is None
             or crc(view[start:data], carried) != body_crc

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import CorruptRecordError, IntegrityError
+from .durability import LEVELS
 from .keys import Position, top_level
 
 DAMAGE = (CorruptRecordError, IntegrityError)
@@ -143,6 +144,13 @@ def unsynced_from(extra: Mapping[str, Any]) -> int | None:
 
 CARRIED = "noted"
 SYNCED, LEVEL = "synced", "durability"
+
+
+def noted_level(extra: Mapping[str, Any]) -> str | None:
+    """The level the run's last attempt wrote under (`durable show`), or
+    None: a manifest of an older durable, or damaged there, notes none."""
+    level = extra.get(LEVEL)
+    return level if level in LEVELS else None
 COUNTED = (1 << 32) - 1  # a count past it is kept as it: a lower bound still
 THERE = object()
 
