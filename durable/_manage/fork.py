@@ -43,6 +43,7 @@ from ..errors import (
     RunNotFoundError,
     SerializationError,
 )
+from .reads import run_objects
 from .runs import first_gap, read_manifest
 
 
@@ -73,7 +74,7 @@ def fork_run(
     import uuid  # a fork's own: every command loaded it, and platform with it
 
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
-    if store.list(f"{workflow}/{new_id}/"):
+    if run_objects(store, workflow, new_id):  # a lease alone is no run: a removal's marker (`acquire` below)
         raise _taken(workflow, new_id)
     records = store.peek_records(workflow, run_id)
     finished = {p for n in records if is_step_record(n) and isinstance(p := position_of(n), int)}
