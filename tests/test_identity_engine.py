@@ -504,7 +504,9 @@ def _flow(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}", **extra}
     if forkcli.forkable(argv, env):
         return forkcli.run(argv, tmp_path, env, 120)
-    return subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, *argv], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def _replayed_until_edited(run: Any, log: Path) -> None:
