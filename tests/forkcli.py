@@ -43,8 +43,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # The command's process leaves the loop and runs the command at the top
 # level, so that it ends as `python -c` does.
 _SERVER = r"""
-import importlib.machinery, json, os, select, signal, socket, sys, types
+import importlib, importlib.machinery, json, os, select, signal, socket, sys, types
 import durable._cli, durable._api.step, durable._api.workflow
+for name in filter(None, sys.argv[3].split(",")):
+    importlib.import_module(name)
 
 base = [p for p in sys.path if p and p != sys.argv[2]]
 server = socket.socket(socket.AF_UNIX)
@@ -121,21 +123,27 @@ exec(compile(code, name, "exec"), main.__dict__)
 # Two servers, each with a hash seed of its own, taken in turn: the runs a
 # test makes one after another (a first run, its resume) see their sets
 # and dicts of str in other orders, as fresh Pythons would.
-_started: dict[int, tuple[subprocess.Popen[str], str]] = {}
+# The children that talk to the tests' S3 server (moto: AWS_ENDPOINT_URL
+# set) are forked from servers of their own that imported s3fs as well
+# (~0.4 s of CPU a child paid for it, and the campaign and the lease tests
+# start dozens); the other children's servers import no more than before.
+_started: dict[tuple[int, str], tuple[subprocess.Popen[str], str]] = {}
 _SEEDS = [random.randrange(1, 2**32) for _ in range(2)]
-_turn = itertools.count()
+_turns = {"": itertools.count(), "s3fs": itertools.count()}
 
 
-def _server() -> str:
-    """The socket of the server whose turn it is, started at its first call."""
-    seed = _SEEDS[next(_turn) % len(_SEEDS)]
-    if seed in _started and _started[seed][0].poll() is None:
-        return _started[seed][1]
+def _server(preload: str = "") -> str:
+    """The socket of the server whose turn it is among those that imported
+    `preload` too, started at its first call."""
+    seed = _SEEDS[next(_turns[preload]) % len(_SEEDS)]
+    key = (seed, preload)
+    if key in _started and _started[key][0].poll() is None:
+        return _started[key][1]
     folder = tempfile.mkdtemp(prefix="durable-cli-")
     path = os.path.join(folder, "s")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": str(seed)}
     server = subprocess.Popen(
-        [sys.executable, "-c", _SERVER, path, str(ROOT)],
+        [sys.executable, "-c", _SERVER, path, str(ROOT), preload],
         env=env,
         cwd=folder,
         stdin=subprocess.PIPE,  # closed: the server ends
@@ -143,7 +151,7 @@ def _server() -> str:
         text=True,
     )
     assert server.stdout is not None and server.stdout.readline() == "ready\n"
-    _started[seed] = (server, path)
+    _started[key] = (server, path)
     return path
 
 
@@ -171,9 +179,10 @@ class Forked:
         spec = json.dumps({"argv": list(argv), "cwd": str(cwd), "env": dict(env), "umask": mask}).encode()
         self.args = [sys.executable, *argv]
         self.returncode: int | None = None
+        self.stdin: IO[str] | None = None
         self.stdout: IO[str] | None = None
         self._conn = socket.socket(socket.AF_UNIX)
-        self._conn.connect(_server())
+        self._conn.connect(_server("s3fs" if "AWS_ENDPOINT_URL" in env else ""))
         socket.send_fds(self._conn, [b"%010d" % len(spec) + spec], list(fds))
         self._reply = self._conn.makefile("rb")
         self.pid = int(self._reply.readline())
@@ -202,25 +211,52 @@ class Forked:
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
-    def communicate(self, timeout: float | None = None) -> tuple[str | None, None]:
+    def communicate(self, input: str | None = None, timeout: float | None = None) -> tuple[str | None, None]:
+        if self.stdin is not None:  # as Popen's: `input` written, then stdin closed
+            try:
+                if input:
+                    self.stdin.write(input)
+                self.stdin.close()
+            except BrokenPipeError:  # it ended without reading it
+                pass
         out = self.stdout.read() if self.stdout else None
         self.wait(timeout)
         return out, None
 
 
-def start(argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout_pipe: bool = False) -> Forked:
-    """`python ARGV` forked, stdin and stderr /dev/null, stdout a pipe
-    (`stdout_pipe`) or /dev/null."""
-    with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as null:
-        if not stdout_pipe:
-            return Forked(argv, cwd, env, [stdin.fileno(), null.fileno(), null.fileno()])
-        read, write = os.pipe()
+def start(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout_pipe: bool = False, stdin_pipe: bool = False
+) -> Forked:
+    """`python ARGV` forked, stderr /dev/null, stdout a pipe (`stdout_pipe`)
+    or /dev/null, stdin a pipe the test writes to (`stdin_pipe`: a holder
+    told when to go on) or /dev/null."""
+    encoding = locale.getpreferredencoding(False)
+    with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null:
+        ends: list[int] = []  # the child's ends: closed here once it has them
+        stdin = stdin_write = stdout = None
         try:
-            child = Forked(argv, cwd, env, [stdin.fileno(), write, null.fileno()])
+            if stdin_pipe:
+                stdin, stdin_write = os.pipe()
+                ends.append(stdin)
+            if stdout_pipe:
+                stdout, write = os.pipe()
+                ends.append(write)
+            fds = [null_in.fileno() if stdin is None else stdin, write if stdout_pipe else null.fileno(), null.fileno()]
+            child = Forked(argv, cwd, env, fds)
+        except BaseException:
+            for fd in (stdin_write, stdout):
+                if fd is not None:
+                    os.close(fd)
+            raise
         finally:
-            os.close(write)
-        child.stdout = open(read, encoding=locale.getpreferredencoding(False))  # closed by the caller
-        return child
+            for fd in ends:
+                os.close(fd)
+    # closed by the caller (or `communicate`), as a Popen's pipes
+    if stdin_write is not None:
+        child.stdin = open(stdin_write, "w", encoding=encoding, buffering=1)
+    if stdout is not None:
+        child.stdout = open(stdout, encoding=encoding)
+    return child
 
 
 def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess[str]:

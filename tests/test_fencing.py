@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import durable
+from tests import forkcli
 from tests.conftest import ROOT, Place
 
 HOLDER = """
@@ -54,13 +55,14 @@ print("DONE", json.dumps(run.value), flush=True)
 """
 
 
-def spawn(script: Path, env: dict[str, str], **extra: str) -> subprocess.Popen[str]:
+def spawn(script: Path, env: dict[str, str], **extra: str) -> subprocess.Popen[str] | forkcli.Forked:
+    """`python SCRIPT`, its stdin and stdout pipes: a process of its own,
+    forked from an interpreter that imported durable once (`forkcli`)."""
+    full = dict(env, **extra)
+    if forkcli.forkable([str(script)], full):
+        return forkcli.start([str(script)], script.parent, full, stdout_pipe=True, stdin_pipe=True)
     return subprocess.Popen(
-        [sys.executable, str(script)],
-        env=dict(env, **extra),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
+        [sys.executable, str(script)], env=full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
 
 
@@ -82,7 +84,7 @@ def snapshot(store: durable.Store) -> dict[str, bytes]:
 
 def stop_take_over_and_go_on(
     script: Path, env: dict[str, str], s3_url: str, *, clear_cache: bool, **extra: str
-) -> tuple[subprocess.Popen[str], str, dict[str, bytes]]:
+) -> tuple[subprocess.Popen[str] | forkcli.Forked, str, dict[str, bytes]]:
     """Stop (SIGSTOP) a holder inside its operation 1, let a second process
     wait for its lease to expire, take the run over and complete it, then
     continue the first: (the first process, what it printed, the store as
