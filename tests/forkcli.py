@@ -259,6 +259,25 @@ def start(
     return child
 
 
+def popen(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdin_pipe: bool = False
+) -> subprocess.Popen[str] | Forked:
+    """`python ARGV` as `subprocess.Popen(..., stdout=PIPE, text=True)` with
+    stdin a pipe (`stdin_pipe`) or /dev/null, stderr /dev/null: forked
+    where it may (`forkable`), else a fresh Python."""
+    if forkable(argv, env):
+        return start(argv, cwd, env, stdout_pipe=True, stdin_pipe=stdin_pipe)
+    return subprocess.Popen(
+        [sys.executable, *argv],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
 def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
     """`python ARGV` (`-c CODE ARGS` or `SCRIPT ARGS`) in `cwd` with `env`
     and stdin from /dev/null, output captured as text, as `subprocess.run`

@@ -11,7 +11,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -58,12 +57,7 @@ print("DONE", json.dumps(run.value), flush=True)
 def spawn(script: Path, env: dict[str, str], **extra: str) -> subprocess.Popen[str] | forkcli.Forked:
     """`python SCRIPT`, its stdin and stdout pipes: a process of its own,
     forked from an interpreter that imported durable once (`forkcli`)."""
-    full = dict(env, **extra)
-    if forkcli.forkable([str(script)], full):
-        return forkcli.start([str(script)], script.parent, full, stdout_pipe=True, stdin_pipe=True)
-    return subprocess.Popen(
-        [sys.executable, str(script)], env=full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+    return forkcli.popen([str(script)], script.parent, dict(env, **extra), stdin_pipe=True)
 
 
 def takes_over(script: Path, env: dict[str, str]) -> None:
