@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,16 +41,6 @@ from tests.peer22_agents import (
     send,
     specialist,
 )
-
-
-@pytest.fixture(autouse=True)
-def _forget_tool_modules() -> Iterator[None]:
-    """Drop the test's tool modules when it ends, as the `load` fixture
-    does: left imported, from folders no longer on the path, every later
-    fingerprint's look through the user's modules went over them again."""
-    yield
-    for name in [n for n in sys.modules if n.startswith("tools22_")]:
-        del sys.modules[name]
 
 
 def _tool_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, package: bool) -> Path:
