@@ -278,6 +278,15 @@ def popen(
     )
 
 
+def call(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`run` where it may (`forkable`), else `python ARGV` in a fresh Python."""
+    if forkable(argv, env):
+        return run(argv, cwd, env, timeout)
+    return subprocess.run(
+        [sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
 def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
     """`python ARGV` (`-c CODE ARGS` or `SCRIPT ARGS`) in `cwd` with `env`
     and stdin from /dev/null, output captured as text, as `subprocess.run`

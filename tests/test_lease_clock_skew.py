@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -77,13 +76,6 @@ def _released(a: subprocess.Popen[str] | forkcli.Forked) -> str:
     return finished
 
 
-def _run(tmp_path: Path, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """`python ARGV`, another process (forked, `forkcli`), to its end."""
-    if forkcli.forkable(argv, env):
-        return forkcli.run(argv, tmp_path, env, 120)
-    return subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, timeout=120)
-
-
 @pytest.mark.parametrize("b_host", ["machine-b", "machine-a"])
 def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
     tmp_path: Path, s3_url: str, s3_env: dict[str, str], b_host: str
@@ -93,7 +85,7 @@ def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
     assert a.stdout.readline().strip() == "HOLDING"  # A holds the run, alive, renewing
     # B's clock is 2 minutes ahead: A's lease (3 s) looks long expired to it.
     # On A's own host (b_host "machine-a"), as after the host's clock jumped.
-    b = _run(tmp_path, [str(script)], dict(env, HOST=b_host, SKEW="120"))
+    b = forkcli.call([str(script)], tmp_path, dict(env, HOST=b_host, SKEW="120"))
     finished = _released(a)
     assert b.stdout.startswith("LOCKED"), (b.stdout, b.stderr)
     assert "machine-a" in b.stdout
@@ -118,7 +110,7 @@ def test_rm_on_the_holders_host_after_a_clock_jump_leaves_the_live_run_alone(
     a, env, _, _ = _holder(tmp_path, s3_url, s3_env)
     assert a.stdout is not None and a.stdin is not None
     assert a.stdout.readline().strip() == "HOLDING"
-    rm = _run(tmp_path, ["-c", RM, "rm", "skewed"], dict(env, HOST="machine-a", SKEW="120"))
+    rm = forkcli.call(["-c", RM, "rm", "skewed"], tmp_path, dict(env, HOST="machine-a", SKEW="120"))
     finished = _released(a)
     assert rm.returncode == 2 and "is being executed by" in rm.stderr, (rm.stdout, rm.stderr)
     assert finished.split() == ["DONE", "0", "3"]  # the run was not removed under it
