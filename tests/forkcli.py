@@ -225,11 +225,16 @@ class Forked:
 
 
 def start(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout_pipe: bool = False, stdin_pipe: bool = False
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    stdout_pipe: bool = False,
+    stdin_pipe: bool = False,
+    stderr: IO[str] | None = None,
 ) -> Forked:
-    """`python ARGV` forked, stderr /dev/null, stdout a pipe (`stdout_pipe`)
-    or /dev/null, stdin a pipe the test writes to (`stdin_pipe`: a holder
-    told when to go on) or /dev/null."""
+    """`python ARGV` forked, stderr the file `stderr` or /dev/null, stdout a
+    pipe (`stdout_pipe`) or /dev/null, stdin a pipe the test writes to
+    (`stdin_pipe`: a holder told when to go on) or /dev/null."""
     encoding = locale.getpreferredencoding(False)
     with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null:
         ends: list[int] = []  # the child's ends: closed here once it has them
@@ -241,7 +246,11 @@ def start(
             if stdout_pipe:
                 stdout, write = os.pipe()
                 ends.append(write)
-            fds = [null_in.fileno() if stdin is None else stdin, write if stdout_pipe else null.fileno(), null.fileno()]
+            fds = [
+                null_in.fileno() if stdin is None else stdin,
+                write if stdout_pipe else null.fileno(),
+                (null if stderr is None else stderr).fileno(),
+            ]
             child = Forked(argv, cwd, env, fds)
         except BaseException:
             for fd in (stdin_write, stdout):
@@ -260,20 +269,24 @@ def start(
 
 
 def popen(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdin_pipe: bool = False
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin_pipe: bool = False,
+    stderr: IO[str] | None = None,
 ) -> subprocess.Popen[str] | Forked:
     """`python ARGV` as `subprocess.Popen(..., stdout=PIPE, text=True)` with
-    stdin a pipe (`stdin_pipe`) or /dev/null, stderr /dev/null: forked
-    where it may (`forkable`), else a fresh Python."""
+    stdin a pipe (`stdin_pipe`) or /dev/null, stderr the file `stderr` or
+    /dev/null: forked where it may (`forkable`), else a fresh Python."""
     if forkable(argv, env):
-        return start(argv, cwd, env, stdout_pipe=True, stdin_pipe=stdin_pipe)
+        return start(argv, cwd, env, stdout_pipe=True, stdin_pipe=stdin_pipe, stderr=stderr)
     return subprocess.Popen(
         [sys.executable, *argv],
         cwd=cwd,
         env=env,
         stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL if stderr is None else stderr,
         text=True,
     )
 
