@@ -1,13 +1,15 @@
 """`python ARGV` as the tests' children run it (`clikit.durable`,
-`scripts.run_in`, `scripts.run_each`, `faults.common.spawn`), in a process
-forked from an interpreter that imported the command line and the engine
-once.
+`scripts.run_in`, `scripts.run_each`, `faults.common.spawn`, the lease
+tests' holders through `popen` and `call`), in a process forked from an
+interpreter that imported the command line and the engine once (and s3fs,
+for a child of a test on moto's server: ~0.4 s more a child).
 
 A fresh child paid ~0.1 s of CPU starting Python and importing the command
 line, and one running a workflow file ~0.1 s more for the fingerprint's
 modules at its first step: the CLI tests start hundreds. Each is still a
 process of its own, with the test's working folder, environment, umask and
-path, its own stdin, stdout and stderr, a pid to signal, and a normal exit
+path, its own stdin (a pipe the test writes to, or /dev/null), stdout and
+stderr, a pid to signal (SIGSTOP, SIGKILL), and a normal exit
 (atexit handlers, buffers flushed); only the imports are shared, and two
 servers take turns so that one run and the next are two imports of what
 they load, in two hash seeds, as two fresh Pythons are (one interpreter
