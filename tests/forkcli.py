@@ -1,13 +1,15 @@
 """`python ARGV` as the tests' children run it (`clikit.durable`,
-`scripts.run_in`, `scripts.run_each`, `faults.common.spawn`), in a process
-forked from an interpreter that imported the command line and the engine
-once.
+`scripts.run_in`, `scripts.run_each`, `faults.common.spawn`, the lease
+tests' holders through `popen` and `call`), in a process forked from an
+interpreter that imported the command line and the engine once (and s3fs,
+for a child of a test on moto's server: ~0.4 s more a child).
 
 A fresh child paid ~0.1 s of CPU starting Python and importing the command
 line, and one running a workflow file ~0.1 s more for the fingerprint's
 modules at its first step: the CLI tests start hundreds. Each is still a
 process of its own, with the test's working folder, environment, umask and
-path, its own stdin, stdout and stderr, a pid to signal, and a normal exit
+path, its own stdin (a pipe the test writes to, or /dev/null), stdout and
+stderr, a pid to signal (SIGSTOP, SIGKILL), and a normal exit
 (atexit handlers, buffers flushed); only the imports are shared, and two
 servers take turns so that one run and the next are two imports of what
 they load, in two hash seeds, as two fresh Pythons are (one interpreter
@@ -43,8 +45,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # The command's process leaves the loop and runs the command at the top
 # level, so that it ends as `python -c` does.
 _SERVER = r"""
-import importlib.machinery, json, os, select, signal, socket, sys, types
+import importlib, importlib.machinery, json, os, select, signal, socket, sys, types
 import durable._cli, durable._api.step, durable._api.workflow
+for name in filter(None, sys.argv[3].split(",")):
+    importlib.import_module(name)
 
 base = [p for p in sys.path if p and p != sys.argv[2]]
 server = socket.socket(socket.AF_UNIX)
@@ -121,21 +125,27 @@ exec(compile(code, name, "exec"), main.__dict__)
 # Two servers, each with a hash seed of its own, taken in turn: the runs a
 # test makes one after another (a first run, its resume) see their sets
 # and dicts of str in other orders, as fresh Pythons would.
-_started: dict[int, tuple[subprocess.Popen[str], str]] = {}
+# The children that talk to the tests' S3 server (moto: AWS_ENDPOINT_URL
+# set) are forked from servers of their own that imported s3fs as well
+# (~0.4 s of CPU a child paid for it, and the campaign and the lease tests
+# start dozens); the other children's servers import no more than before.
+_started: dict[tuple[int, str], tuple[subprocess.Popen[str], str]] = {}
 _SEEDS = [random.randrange(1, 2**32) for _ in range(2)]
-_turn = itertools.count()
+_turns = {"": itertools.count(), "s3fs": itertools.count()}
 
 
-def _server() -> str:
-    """The socket of the server whose turn it is, started at its first call."""
-    seed = _SEEDS[next(_turn) % len(_SEEDS)]
-    if seed in _started and _started[seed][0].poll() is None:
-        return _started[seed][1]
+def _server(preload: str = "") -> str:
+    """The socket of the server whose turn it is among those that imported
+    `preload` too, started at its first call."""
+    seed = _SEEDS[next(_turns[preload]) % len(_SEEDS)]
+    key = (seed, preload)
+    if key in _started and _started[key][0].poll() is None:
+        return _started[key][1]
     folder = tempfile.mkdtemp(prefix="durable-cli-")
     path = os.path.join(folder, "s")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": str(seed)}
     server = subprocess.Popen(
-        [sys.executable, "-c", _SERVER, path, str(ROOT)],
+        [sys.executable, "-c", _SERVER, path, str(ROOT), preload],
         env=env,
         cwd=folder,
         stdin=subprocess.PIPE,  # closed: the server ends
@@ -143,7 +153,7 @@ def _server() -> str:
         text=True,
     )
     assert server.stdout is not None and server.stdout.readline() == "ready\n"
-    _started[seed] = (server, path)
+    _started[key] = (server, path)
     return path
 
 
@@ -171,9 +181,10 @@ class Forked:
         spec = json.dumps({"argv": list(argv), "cwd": str(cwd), "env": dict(env), "umask": mask}).encode()
         self.args = [sys.executable, *argv]
         self.returncode: int | None = None
+        self.stdin: IO[str] | None = None
         self.stdout: IO[str] | None = None
         self._conn = socket.socket(socket.AF_UNIX)
-        self._conn.connect(_server())
+        self._conn.connect(_server("s3fs" if "AWS_ENDPOINT_URL" in env else ""))
         socket.send_fds(self._conn, [b"%010d" % len(spec) + spec], list(fds))
         self._reply = self._conn.makefile("rb")
         self.pid = int(self._reply.readline())
@@ -202,25 +213,93 @@ class Forked:
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
-    def communicate(self, timeout: float | None = None) -> tuple[str | None, None]:
+    def communicate(self, input: str | None = None, timeout: float | None = None) -> tuple[str | None, None]:
+        if self.stdin is not None:  # as Popen's: `input` written, then stdin closed
+            try:
+                if input:
+                    self.stdin.write(input)
+                self.stdin.close()
+            except BrokenPipeError:  # it ended without reading it
+                pass
         out = self.stdout.read() if self.stdout else None
         self.wait(timeout)
         return out, None
 
 
-def start(argv: Sequence[str], cwd: Path, env: Mapping[str, str], stdout_pipe: bool = False) -> Forked:
-    """`python ARGV` forked, stdin and stderr /dev/null, stdout a pipe
-    (`stdout_pipe`) or /dev/null."""
-    with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as null:
-        if not stdout_pipe:
-            return Forked(argv, cwd, env, [stdin.fileno(), null.fileno(), null.fileno()])
-        read, write = os.pipe()
+def start(
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    stdout_pipe: bool = False,
+    stdin_pipe: bool = False,
+    stderr: IO[str] | None = None,
+) -> Forked:
+    """`python ARGV` forked, stderr the file `stderr` or /dev/null, stdout a
+    pipe (`stdout_pipe`) or /dev/null, stdin a pipe the test writes to
+    (`stdin_pipe`: a holder told when to go on) or /dev/null."""
+    encoding = locale.getpreferredencoding(False)
+    with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null:
+        ends: list[int] = []  # the child's ends: closed here once it has them
+        stdin = stdin_write = stdout = None
         try:
-            child = Forked(argv, cwd, env, [stdin.fileno(), write, null.fileno()])
+            if stdin_pipe:
+                stdin, stdin_write = os.pipe()
+                ends.append(stdin)
+            if stdout_pipe:
+                stdout, write = os.pipe()
+                ends.append(write)
+            fds = [
+                null_in.fileno() if stdin is None else stdin,
+                write if stdout_pipe else null.fileno(),
+                (null if stderr is None else stderr).fileno(),
+            ]
+            child = Forked(argv, cwd, env, fds)
+        except BaseException:
+            for fd in (stdin_write, stdout):
+                if fd is not None:
+                    os.close(fd)
+            raise
         finally:
-            os.close(write)
-        child.stdout = open(read, encoding=locale.getpreferredencoding(False))  # closed by the caller
-        return child
+            for fd in ends:
+                os.close(fd)
+    # closed by the caller (or `communicate`), as a Popen's pipes
+    if stdin_write is not None:
+        child.stdin = open(stdin_write, "w", encoding=encoding, buffering=1)
+    if stdout is not None:
+        child.stdout = open(stdout, encoding=encoding)
+    return child
+
+
+def popen(
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin_pipe: bool = False,
+    stderr: IO[str] | None = None,
+) -> subprocess.Popen[str] | Forked:
+    """`python ARGV` as `subprocess.Popen(..., stdout=PIPE, text=True)` with
+    stdin a pipe (`stdin_pipe`) or /dev/null, stderr the file `stderr` or
+    /dev/null: forked where it may (`forkable`), else a fresh Python."""
+    if forkable(argv, env):
+        return start(argv, cwd, env, stdout_pipe=True, stdin_pipe=stdin_pipe, stderr=stderr)
+    return subprocess.Popen(
+        [sys.executable, *argv],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL if stderr is None else stderr,
+        text=True,
+    )
+
+
+def call(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`run` where it may (`forkable`), else `python ARGV` in a fresh Python."""
+    if forkable(argv, env):
+        return run(argv, cwd, env, timeout)
+    return subprocess.run(
+        [sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def run(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float) -> subprocess.CompletedProcess[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkcli
 from tests.clikit import REPO, durable, read_until
 
 SCRIPT = """
@@ -57,14 +58,8 @@ def env_for(tmp: Path, store: str, **extra: str) -> dict[str, str]:
 
 
 def run(script: Path, arg: object, env: dict[str, str], cwd: Path | None = None) -> object:
-    done = subprocess.run(
-        [sys.executable, str(script), json.dumps(arg)],
-        cwd=cwd or script.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    # forked from an interpreter that imported durable once (`forkcli`)
+    done = forkcli.call([str(script), json.dumps(arg)], cwd or script.parent, env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import durable
+from tests import forkcli
 
 # Every test here takes seconds and is the same on every Python: the fast
 # suites of the other Pythons do not even import this module.
@@ -59,15 +59,11 @@ print("VALUE", run.value, run.resumed_from_step, run.steps_replayed, run.steps_e
 
 def run_child(
     script: Path, log: Path, mode: str, env: dict[str, str], hold: bool
-) -> subprocess.Popen[str]:
+) -> subprocess.Popen[str] | forkcli.Forked:
+    """`python flow.py LOG MODE`, forked from an interpreter that imported
+    durable once (`forkcli`)."""
     child_env = dict(env, HOLD_AT_5="1") if hold else env
-    return subprocess.Popen(
-        [sys.executable, str(script), str(log), mode],
-        env=child_env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    return forkcli.popen([str(script), str(log), mode], script.parent, child_env, stdin_pipe=True)
 
 
 @pytest.mark.slow

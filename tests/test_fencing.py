@@ -11,7 +11,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 import durable
+from tests import forkcli
 from tests.conftest import ROOT, Place
 
 HOLDER = """
@@ -54,14 +54,10 @@ print("DONE", json.dumps(run.value), flush=True)
 """
 
 
-def spawn(script: Path, env: dict[str, str], **extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(script)],
-        env=dict(env, **extra),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+def spawn(script: Path, env: dict[str, str], **extra: str) -> subprocess.Popen[str] | forkcli.Forked:
+    """`python SCRIPT`, its stdin and stdout pipes: a process of its own,
+    forked from an interpreter that imported durable once (`forkcli`)."""
+    return forkcli.popen([str(script)], script.parent, dict(env, **extra), stdin_pipe=True)
 
 
 def takes_over(script: Path, env: dict[str, str]) -> None:
@@ -82,7 +78,7 @@ def snapshot(store: durable.Store) -> dict[str, bytes]:
 
 def stop_take_over_and_go_on(
     script: Path, env: dict[str, str], s3_url: str, *, clear_cache: bool, **extra: str
-) -> tuple[subprocess.Popen[str], str, dict[str, bytes]]:
+) -> tuple[subprocess.Popen[str] | forkcli.Forked, str, dict[str, bytes]]:
     """Stop (SIGSTOP) a holder inside its operation 1, let a second process
     wait for its lease to expire, take the run over and complete it, then
     continue the first: (the first process, what it printed, the store as

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import forkcli
 from tests.test_lease_clock_skew import _holder
 
 pytestmark = pytest.mark.slow  # moto and three processes
@@ -31,10 +30,7 @@ def test_a_holder_whose_clock_is_ahead_by_more_than_a_lease(
     assert a.stdout is not None
 
     def contender() -> str:
-        b = subprocess.run(
-            [sys.executable, str(script)], env=dict(env, HOST="machine-b"),
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        b = forkcli.call([str(script)], tmp_path, dict(env, HOST="machine-b"))
         return b.stdout + b.stderr
 
     try:

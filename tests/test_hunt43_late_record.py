@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import pytest
 
 import durable
+from tests import forkcli
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -70,17 +70,11 @@ main()
 """
 
 
-def _spawn(script: Path, env: dict[str, str], role: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(script)],
-        env=dict(env, ROLE=role),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+def _spawn(script: Path, env: dict[str, str], role: str) -> subprocess.Popen[str] | forkcli.Forked:
+    return forkcli.popen([str(script)], script.parent, dict(env, ROLE=role), stdin_pipe=True)
 
 
-def _go_on(proc: subprocess.Popen[str]) -> None:
+def _go_on(proc: subprocess.Popen[str] | forkcli.Forked) -> None:
     assert proc.stdin is not None
     proc.stdin.write("\n")
     proc.stdin.flush()
@@ -110,7 +104,7 @@ def test_a_late_record_of_a_holder_that_lost_the_run_is_not_the_new_holders_resu
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", **s3_env)
     env.update(STORE=s3_url, COUNT_LOG=str(log))
     first = _spawn(script, env, "first")
-    taker: subprocess.Popen[str] | None = None
+    taker: subprocess.Popen[str] | forkcli.Forked | None = None
     try:
         assert first.stdout is not None
         assert first.stdout.readline().strip() == "PAUSED"  # step 1 ran, its record not sent

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import runpy
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import forkcli
 from tests.conftest import ROOT
 
 SCRIPT = """
@@ -79,9 +78,7 @@ def test_on_s3(tmp_path: Path, s3_url: str, s3_env: dict[str, str]) -> None:
     script, log = tmp_path / "stop.py", tmp_path / "count.log"
     script.write_text(SCRIPT)
     env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log), STORE=s3_url, **s3_env)
-    done = subprocess.run(
-        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
-    )
+    done = forkcli.call([str(script)], tmp_path, env)
     assert done.stdout.splitlines() == EXPECTED, done.stderr
     assert log.read_text().split() == COUNTS
 

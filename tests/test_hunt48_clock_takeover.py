@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import forkcli
 from tests.test_lease_clock_skew import _holder
 
 pytestmark = pytest.mark.slow  # moto and two processes
@@ -29,10 +28,7 @@ def test_a_stopped_holder_taken_over_across_clocks_writes_nothing_more(
     try:
         assert a.stdout.readline().strip() == "HOLDING"  # 0 recorded, A inside 1
         os.kill(a.pid, signal.SIGSTOP)
-        b = subprocess.run(
-            [sys.executable, str(script)], env=dict(env, HOST="machine-b"),
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        b = forkcli.call([str(script)], tmp_path, dict(env, HOST="machine-b"))
         assert b.stdout.split() == ["DONE", "1", "2"], b.stdout + b.stderr
         os.kill(a.pid, signal.SIGCONT)
         a.stdin.write("\n")
@@ -46,9 +42,6 @@ def test_a_stopped_holder_taken_over_across_clocks_writes_nothing_more(
     assert said.startswith("LOCKED") and "lost" in said.lower(), said
     # A ran step 1 and wrote no record of it: the run is B's, as B recorded it.
     assert log.read_text().split() == ["machine-a:0", "machine-a:1", "machine-b:1", "machine-b:2"]
-    again = subprocess.run(
-        [sys.executable, str(script)], env=dict(env, HOST="machine-b"),
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    again = forkcli.call([str(script)], tmp_path, dict(env, HOST="machine-b"))
     assert again.stdout.split()[0] == "DONE" and again.stdout.split()[2] == "0", again.stdout
     assert len(log.read_text().split()) == 4

@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import durable
+from tests import forkcli
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # moto and two processes
@@ -74,18 +73,12 @@ def test_a_holder_stopped_between_tries_makes_no_try_once_taken_over(
     script.write_text(SCRIPT)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DURABLE_"))}
     env.update(s3_env, PYTHONPATH=str(ROOT), DURABLE_STORE=s3_url, COUNT_LOG=str(log))
-    a = subprocess.Popen(
-        [sys.executable, str(script)], env=dict(env, HOST="machine-a"),
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    a = forkcli.popen([str(script)], tmp_path, dict(env, HOST="machine-a"))
     assert a.stdout is not None
     try:
         assert a.stdout.readline().strip() == "PAUSING"  # try 0 failed, recorded
         os.kill(a.pid, signal.SIGSTOP)  # in the 10 s delay before try 1
-        b = subprocess.run(
-            [sys.executable, str(script)], env=dict(env, HOST="machine-b", WAIT="60"),
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        b = forkcli.call([str(script)], tmp_path, dict(env, HOST="machine-b", WAIT="60"))
         assert b.stdout.split() == ["DONE", "[100,", "7,", "102]"], b.stdout + b.stderr
         os.kill(a.pid, signal.SIGCONT)
         said = a.stdout.read()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 
 import durable
 from durable._manage import cache as cache_manage
+from tests import forkcli
 from tests.conftest import ROOT
 
 from . import s3proxy
@@ -58,13 +58,8 @@ def test_a_cache_entry_arriving_after_the_lease_was_lost_is_never_served(
     script.write_text(HOLDER.replace("BODY", body))
     env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log), PYTHONUNBUFFERED="1")
 
-    def holder(via: str, run_id: str = "r") -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [sys.executable, str(script), s3_url, run_id],
-            env=dict(env, AWS_ENDPOINT_URL=via),
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+    def holder(via: str, run_id: str = "r") -> subprocess.Popen[str] | forkcli.Forked:
+        return forkcli.popen([str(script), s3_url, run_id], tmp_path, dict(env, AWS_ENDPOINT_URL=via))
 
     direct = os.environ["AWS_ENDPOINT_URL"]
     faults.hold("/cache/entries/")  # the entry's PUT, then every PUT after it

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pytest
 import durable
 from durable._storage.envelope import seal_record
 from durable._storage.records import StepRecord, unseal
+from tests import forkcli
 from tests.conftest import ROOT, record_base
 
 from . import s3proxy
@@ -60,13 +60,8 @@ def test_a_record_put_arriving_after_a_takeover_never_spoils_the_run(
     script.write_text(HOLDER)
     env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log), PYTHONUNBUFFERED="1")
 
-    def holder(via: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [sys.executable, str(script), s3_url],
-            env=dict(env, AWS_ENDPOINT_URL=via),
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+    def holder(via: str) -> subprocess.Popen[str] | forkcli.Forked:
+        return forkcli.popen([str(script), s3_url], tmp_path, dict(env, AWS_ENDPOINT_URL=via))
 
     faults.hold("/steps/00000001")  # step 1's record, then every PUT after it
     first = holder(endpoint)

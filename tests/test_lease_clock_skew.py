@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import forkcli
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # moto and three processes
@@ -53,7 +53,7 @@ else:
 
 def _holder(
     tmp_path: Path, s3_url: str, s3_env: dict[str, str], **extra: str
-) -> tuple[subprocess.Popen[str], dict[str, str], Path, Path]:
+) -> tuple[subprocess.Popen[str] | forkcli.Forked, dict[str, str], Path, Path]:
     """Process A on machine-a (`extra`: more of its environment), running
     the nightly script up to its hold:
     (A, the environment for other processes, the script, the count log)."""
@@ -61,15 +61,12 @@ def _holder(
     script.write_text(SCRIPT)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DURABLE_"))}
     env.update(s3_env, PYTHONPATH=str(ROOT), DURABLE_STORE=s3_url, COUNT_LOG=str(log))
-    a = subprocess.Popen(
-        [sys.executable, str(script)], env=dict(env, HOST="machine-a", HOLD_AT="1", **extra),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    a = forkcli.popen([str(script)], tmp_path, dict(env, HOST="machine-a", HOLD_AT="1", **extra), stdin_pipe=True)
     assert a.stdout is not None and a.stdin is not None
     return a, env, script, log
 
 
-def _released(a: subprocess.Popen[str]) -> str:
+def _released(a: subprocess.Popen[str] | forkcli.Forked) -> str:
     """Let the holder go on from its hold; what it printed then (it exits 0)."""
     assert a.stdout is not None and a.stdin is not None
     a.stdin.write("\n")
@@ -88,10 +85,7 @@ def test_a_contender_with_a_clock_ahead_does_not_take_a_live_lease(
     assert a.stdout.readline().strip() == "HOLDING"  # A holds the run, alive, renewing
     # B's clock is 2 minutes ahead: A's lease (3 s) looks long expired to it.
     # On A's own host (b_host "machine-a"), as after the host's clock jumped.
-    b = subprocess.run(
-        [sys.executable, str(script)], env=dict(env, HOST=b_host, SKEW="120"),
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    b = forkcli.call([str(script)], tmp_path, dict(env, HOST=b_host, SKEW="120"))
     finished = _released(a)
     assert b.stdout.startswith("LOCKED"), (b.stdout, b.stderr)
     assert "machine-a" in b.stdout
@@ -116,10 +110,7 @@ def test_rm_on_the_holders_host_after_a_clock_jump_leaves_the_live_run_alone(
     a, env, _, _ = _holder(tmp_path, s3_url, s3_env)
     assert a.stdout is not None and a.stdin is not None
     assert a.stdout.readline().strip() == "HOLDING"
-    rm = subprocess.run(
-        [sys.executable, "-c", RM, "rm", "skewed"], env=dict(env, HOST="machine-a", SKEW="120"),
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    rm = forkcli.call(["-c", RM, "rm", "skewed"], tmp_path, dict(env, HOST="machine-a", SKEW="120"))
     finished = _released(a)
     assert rm.returncode == 2 and "is being executed by" in rm.stderr, (rm.stdout, rm.stderr)
     assert finished.split() == ["DONE", "0", "3"]  # the run was not removed under it

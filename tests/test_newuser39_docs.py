@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import inspect
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from . import forkcli
 from .test_docs import RUN, Block
 
 PAGES = sorted({b.page for b in RUN})
@@ -86,13 +86,9 @@ def test_every_block_of_a_page_runs_twice_as_a_script(
 ) -> None:
     folders = _folders(page, tmp_path)
     source = inspect.getsource(_drive) + "\n_drive()\n"
-    done = subprocess.run(
-        [sys.executable, "-c", source, json.dumps(list(folders))],
-        env=dict(child_env, DURABLE_PROGRESS="0"),
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    # the driver forked from an interpreter that imported durable (`forkcli`)
+    argv = ["-c", source, json.dumps(list(folders))]
+    done = forkcli.call(argv, tmp_path, dict(child_env, DURABLE_PROGRESS="0"), timeout=240)
     assert done.returncode == 0, done.stderr
     failed = [
         f"{folders[folder].id} failed on run {attempt} (exit {status}):\n"

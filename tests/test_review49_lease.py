@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import durable
 from durable._manage.runs import delete_run
 from durable._storage.lease import owner_doc
 from durable._storage.objectlease import ObjectLease
+from tests import forkcli
 from tests.conftest import ROOT
 
 from . import s3proxy
@@ -85,9 +85,8 @@ def test_a_holder_whose_renewal_lands_after_a_takeover_and_a_removal_records_not
     script.write_text(HOLDER)
     env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log), PYTHONUNBUFFERED="1")
 
-    def holder(via: str) -> subprocess.Popen[str]:
-        cmd = [sys.executable, str(script), s3_url]
-        return subprocess.Popen(cmd, env=dict(env, AWS_ENDPOINT_URL=via), stdout=subprocess.PIPE, text=True)
+    def holder(via: str) -> subprocess.Popen[str] | forkcli.Forked:
+        return forkcli.popen([str(script), s3_url], tmp_path, dict(env, AWS_ENDPOINT_URL=via))
 
     faults.hold("/steps/00000001")  # step 1's record, then every PUT after it: its renewals too
     first = holder(endpoint)

@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,6 +22,7 @@ import pytest
 import durable
 from durable._manage.cleanup import leftovers
 from durable._manage.runs import delete_run
+from tests import forkcli
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # real processes, moto's server
@@ -62,9 +61,7 @@ def test_a_late_renewal_of_a_killed_holder_after_a_removal_blocks_no_new_run(
     log = tmp_path / "executions.log"
     (tmp_path / "holder.py").write_text(HOLDER)
     env = dict(os.environ, PYTHONPATH=str(ROOT), COUNT_LOG=str(log))
-    holder = subprocess.Popen(
-        [sys.executable, str(tmp_path / "holder.py"), s3_url], env=env, stdout=subprocess.PIPE, text=True
-    )
+    holder = forkcli.popen([str(tmp_path / "holder.py"), s3_url], tmp_path, env)
     assert holder.stdout is not None and holder.stdout.readline() == "IN\n"
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()

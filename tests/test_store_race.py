@@ -10,8 +10,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -21,6 +19,7 @@ from typing import IO, Any
 import pytest
 
 import durable
+from tests import forkcli
 from tests.conftest import ROOT
 
 CHILD = """
@@ -77,14 +76,8 @@ class Child:
     def __init__(self, script: Path, env: dict[str, str], errors: Path) -> None:
         LIVE.append(self)
         self.errors = errors.open("w")
-        self.proc = subprocess.Popen(
-            [sys.executable, str(script)],
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.errors,
-            text=True,
-        )
+        # forked from an interpreter that imported durable once (`forkcli`)
+        self.proc = forkcli.popen([str(script)], script.parent, env, stdin_pipe=True, stderr=self.errors)
 
     @property
     def stdin(self) -> IO[str]:
