@@ -28,6 +28,7 @@ class Flows:
         self.store = durable.open_store(str(tmp_path / "store"))
         self.ran: dict[str, int] = {}
         self.own = tmp_path / "own"
+        self.seen: list[Any] = []  # the parent's manifest as flaky() found it
         code = 1
 
         def use(version: int) -> None:
@@ -44,6 +45,7 @@ class Flows:
         @durable.step
         def flaky() -> int:
             self.count("flaky")
+            self.seen.append(read_manifest(self.store, "parent", "p1"))
             if self.ran["flaky"] == 1:
                 raise ValueError("first try fails")
             return 0
@@ -97,6 +99,9 @@ def test_code_put_back_runs_a_run_its_refused_attempt_made(tmp_path: Path) -> No
     assert f.ran == {"part1": 1, "flaky": 2}
     m = read_manifest(f.store, "parent", "p1")
     assert m is not None and m.status == "completed" and "unmade" not in m.extra
+    # What a kill -9 mid-run would leave: the run is v1's before any step of it runs.
+    during = f.seen[-1]
+    assert (during.status, during.fingerprint, "unmade" in during.extra) == ("running", m.fingerprint, False)
     assert f.call() == 1  # completed: replayed whole
     assert f.ran == {"part1": 1, "flaky": 2}
 
