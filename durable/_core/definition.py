@@ -98,12 +98,18 @@ def _what(parts: Mapping[str, str] | None) -> dict[str, str]:
     return {k: v for k, v in (parts or {}).items() if k != IDENTITY and not k.startswith(SAID)}
 
 
+# Marks a run whose attempts were all refused before recording anything
+# (`lifecycle.refused`): no code made it, so the definition its manifest
+# names is not its own, and code put back resumes it. `start` clears it.
+UNMADE = "unmade"
+
+
 def choose_policy(
     manifest: RunRecord | None, definition: Definition, *, on_change: str, rebase: bool
 ) -> str:
     """Apply the definition check; return the per-position policy."""
     policy = "rebase" if rebase else on_change
-    if manifest is None or manifest.fingerprint == definition.fingerprint:
+    if manifest is None or manifest.fingerprint == definition.fingerprint or manifest.extra.get(UNMADE):
         return policy
     changed = changed_steps(manifest, definition)
     if policy == "refuse":

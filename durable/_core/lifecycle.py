@@ -19,7 +19,7 @@ from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import LeaseLostError, SerializationError, StorageError
 from .arguments import at_default, encode_arguments
-from .definition import Definition
+from .definition import UNMADE, Definition
 from .killed import KEY as KILLED
 from .rules import KEY as RULES
 from .rules import rules
@@ -50,7 +50,7 @@ def start(
         note(manifest.extra, (), level=level)
     else:
         note_resume(manifest)
-        if _other_code(manifest.steps or {}, definition.steps):
+        if not manifest.extra.pop(UNMADE, False) and _other_code(manifest.steps or {}, definition.steps):
             # Records of the code before may stay where this attempt does not
             # reach: a listing counts this run's finished steps from its
             # records then, as `durable show` does (`listed`).
@@ -140,8 +140,12 @@ def refused(
     own to go back to: left `running`, the next attempt took over from a
     holder that had ended (refused) and counted a death nobody died. It
     ends `failed` with the refusal, the deaths this attempt counted kept
-    (`killed.count_killed` keeps them past a refusal)."""
-    if before is None:
+    (`killed.count_killed` keeps them past a refusal). If no attempt
+    recorded anything, the code refused made none of it (`UNMADE`); one that
+    did keeps the definition that made its records, found by `start`."""
+    if before is None or before.extra.get(UNMADE):
+        if not len(records):
+            manifest.extra[UNMADE] = True
         finish(store, manifest, "failed", error=error_summary(error))
         return
     synced = store.end_run(manifest.workflow, manifest.run_id)
