@@ -91,8 +91,8 @@ def attribute_digests(obj: object, _path: str = "", _seen: tuple[int, ...] = ())
     elif settings_object(obj):
         attrs = [*_slots(obj), *(vars(obj).items() if hasattr(obj, "__dict__") else ())]
         attrs = [(k, v) for k, v in attrs if k not in library_attributes(obj)]  # a pool's thread names: no input
-    if _logger(obj):  # which levels it was asked about, filled by each `LOG.info`: no setting of it
-        attrs = [(k, v) for k, v in attrs if k != "_cache"]
+        if _logger(obj):  # which levels it was asked about, filled by each `LOG.info`: no setting of it
+            attrs = [(k, v) for k, v in attrs if k != "_cache"]
         pairs = [(f"{_path}.{k}", v) for k, v in attrs[:64] if isinstance(k, str)]
     else:
         return {}
