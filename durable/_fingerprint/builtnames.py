@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import hashlib
+import json
 import os
 import re
 import sys
@@ -26,6 +27,7 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .analysis import SAID
 from .imports import import_user_module
 from .modfiles import UNTOLD
 from .nodes import walk
@@ -37,6 +39,7 @@ from .userfiles import is_user_file
 _LOOKUPS = frozenset({"import_module", "__import__", "find_spec", "resolve_name", "locate", "import_string"})
 _FILES = 1024  # past this many files the rest would go uncounted: changed (`UNTOLD`)
 _ANY = "*"
+_SAID = 512  # modules named beside a pattern's digest for a refusal: past it, none
 
 
 def built_parts(code: types.CodeType, globs: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -45,6 +48,7 @@ def built_parts(code: types.CodeType, globs: Mapping[str, Any]) -> tuple[tuple[s
     looks up (`_patterns`); a pattern under a package (`plugins.fast_*`):
     that package's files (`package_digest`)."""
     found: dict[str, str] = {}
+    said: dict[str, str] = {}
     for pattern in sorted(_patterns(code, globs)):
         head, _, _ = pattern.partition(_ANY)
         if "." in head:  # under a package: all its files, as `packagefiles` counts them
@@ -52,8 +56,26 @@ def built_parts(code: types.CodeType, globs: Mapping[str, Any]) -> tuple[tuple[s
             digest = package_digest(module) if isinstance(module, types.ModuleType) else None
             found[pattern] = digest or UNTOLD
         else:
-            found[pattern] = _top_files(pattern.partition(".")[0])
-    return tuple((f"built-names:{p}", d) for p, d in found.items())
+            found[pattern], each = _top_files(pattern.partition(".")[0])
+            if each and len(each) <= _SAID:  # for a refusal to name the module that changed, never hashed
+                said[f"{SAID}built-names:{pattern}"] = json.dumps(each, sort_keys=True)
+    return (*((f"built-names:{p}", d) for p, d in found.items()), *said.items())
+
+
+def changed_modules(old: str | None, new: str | None) -> str:
+    """" (handlers_csv changed)": the modules of the user's whose text differs
+    between two `said:built-names:` digests; "" when not told."""
+    try:
+        before, after = json.loads(old or "{}"), json.loads(new or "{}")
+    except ValueError:
+        return ""
+    if not isinstance(before, dict) or not isinstance(after, dict) or not before or not after:
+        return ""
+    named = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    if not named:
+        return ""
+    shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
+    return f" ({shown} changed)"
 
 
 def _patterns(code: types.CodeType, globs: Mapping[str, Any]) -> set[str]:
@@ -109,7 +131,25 @@ def _shapes(node: ast.AST, params: set[str], bound: dict[str, list[ast.expr]], g
         while isinstance(root, (ast.Subscript, ast.Attribute)):
             root = root.value
         return _shapes(root, params, bound, globs, depth + 1) if isinstance(root, ast.Name) else {_ANY}
+    if _dotted_parameters(node, params):
+        return {""}
     return _pattern(node, bound, globs, depth)
+
+
+def _dotted_parameters(node: ast.AST, params: set[str]) -> bool:
+    """Whether `node` joins only parameters with dots (`f"{package}.{node}"`,
+    `pkg + "." + name`): the arguments' strings name the module whole
+    (`givennames` counts dotted names the arguments make)."""
+    parts = _parts(node)
+    if not parts:
+        return False
+    for part in parts:
+        value = part.value if isinstance(part, ast.FormattedValue) and part.conversion == -1 and part.format_spec is None else part
+        if isinstance(value, str) and value.strip(".") == "":
+            continue
+        if not (isinstance(value, ast.Name) and value.id in params):
+            return False
+    return True
 
 
 def _pattern(node: ast.AST, bound: dict[str, list[ast.expr]], globs: Mapping[str, Any], depth: int) -> set[str]:
@@ -160,10 +200,11 @@ def _squeeze(shape: str) -> str:
     return shape
 
 
-def _top_files(pattern: str) -> str:
+def _top_files(pattern: str) -> tuple[str, dict[str, str]]:
     """The digest of the texts of the module files (a package's: all of
-    them) in the user's folders on `sys.path` whose module name matches."""
-    digest, count = hashlib.sha256(), 0
+    them) in the user's folders on `sys.path` whose module name matches,
+    and a short digest of each module's (or package's) texts by its name."""
+    digest, count, each = hashlib.sha256(), 0, {}
     for folder in _user_folders():
         try:
             names = sorted(os.listdir(folder))
@@ -174,12 +215,15 @@ def _top_files(pattern: str) -> str:
             stem = name[:-3] if name.endswith(".py") else name if os.path.isfile(os.path.join(path, "__init__.py")) else ""
             if not stem or not fnmatch.fnmatchcase(stem, pattern) or not is_user_file(path, stem):
                 continue  # durable itself, beside the user's code in a checkout, is not theirs
+            own = hashlib.sha256()
             for rel, text in _texts(path):
                 count += 1
                 if count > _FILES:
-                    return UNTOLD
+                    return UNTOLD, {}
                 digest.update(f"{rel}\0{len(text)}\0".encode() + text)
-    return digest.hexdigest()[:16]
+                own.update(f"{rel}\0{len(text)}\0".encode() + text)
+            each[stem] = own.hexdigest()[:8]
+    return digest.hexdigest()[:16], each
 
 
 def _user_folders() -> Iterator[str]:

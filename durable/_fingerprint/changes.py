@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 
 from .analysis import SAID, UNHASHED, WHERE
+from .builtnames import changed_modules
 from .said import anew_advice, said_detail
 
 #: A part a workflow's definition records for each step (never hashed: the
@@ -49,6 +50,7 @@ def describe_change(
         said += [
             _describe_key(k, old_parts.get(k), new_parts.get(k), made or {})
             + _helper_detail(k, old_parts.get(SAID + k), new_parts.get(SAID + k))
+            + (changed_modules(old_parts.get(SAID + k), new_parts.get(SAID + k)) if k.startswith("built-names:") else "")
             for k in keys
         ]
         said += [_describe_where(k, old_parts.get(k), new_parts.get(k)) for k in _wheres(old_parts, new_parts)]
