@@ -26,10 +26,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from .._settings import setting
+from .._settings import CHOICES, setting
 from ..errors import ConfigurationError
 
-LEVELS = ("fsync", "batch", "none")
+LEVELS = CHOICES["durability"]  # one list of the levels: `configure()` and the environment check the same
 DEFAULT = "fsync"
 DEFAULT_SYNC_INTERVAL = 1.0
 
