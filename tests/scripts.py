@@ -244,9 +244,10 @@ def wf():
     return r(0)
 """
 
-# WRITE_READ with each step body counted (`count(name)`, which the module's head
-# defines): how often each ran across the suspend and the resume.
-COUNTED_WRITE_READ = """
+# Two counted steps (`count(name)`, which the module's head defines) around a
+# suspend: `a` writes, `b`'s statement `{read}` (a `return ...`) reads; how
+# often each ran across the suspend and the resume.
+COUNTED_WRITE_THEN = """
 {setup}
 
 @durable.step
@@ -258,7 +259,7 @@ def a(x):
 @durable.step
 def b(x):
     count("{name}:b")
-    return {read} + x
+    {read}
 
 @durable.workflow(run_id="r-{name}")
 def wf():
@@ -267,6 +268,8 @@ def wf():
         durable.suspend("waiting")
     return b(0)
 """
+# WRITE_READ with each step body counted: `b` returns `{read} + x`.
+COUNTED_WRITE_READ = COUNTED_WRITE_THEN.replace("    {read}\n", "    return {read} + x\n")
 
 _WRITE_READ_RUN = """
 import importlib, durable

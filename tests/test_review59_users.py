@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import run_each
+from tests.scripts import COUNTED_WRITE_THEN, run_each
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -186,27 +186,7 @@ MEMORY = Memory()''', "MEMORY.remember(x)", "MEMORY.recall()"),  # SHOULD be ref
 
 REFUSED = {"model", "memory"}
 
-CASE = """
-{setup}
-
-@durable.step
-def a(x):
-    count("{name}:a")
-    {write}
-    return x
-
-@durable.step
-def b(x):
-    count("{name}:b")
-    {read}
-
-@durable.workflow(run_id="r-{name}")
-def wf():
-    a(5)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return b(0)
-"""
+CASE = COUNTED_WRITE_THEN
 
 RUN = """
 import importlib, sys, durable

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import run_each
+from tests.scripts import COUNTED_WRITE_THEN, run_each
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -219,27 +219,7 @@ AGENT = Agent({"note": lambda x: AGENT.trace.append(x)})""", "AGENT.act('note', 
 }
 REFUSED = [n for n in CASES if list(CASES).index(n) >= list(CASES).index("agent_recalls")]
 
-CASE = """
-{setup}
-
-@durable.step
-def a(x):
-    count("{name}:a")
-    {write}
-    return x
-
-@durable.step
-def b(x):
-    count("{name}:b")
-    {read}
-
-@durable.workflow(run_id="r-{name}")
-def wf():
-    a(5)
-    if os.environ.get("STOP"):
-        durable.suspend("waiting")
-    return b(0)
-"""
+CASE = COUNTED_WRITE_THEN
 # A step looking a module up by the name `kind` it is given, and given a label naming another
 # module of yours by chance: that module edited, the call is the same; the one it looks up
 # edited, the call is another (peers47's rule, `givennames.given_parameters`).
