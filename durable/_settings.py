@@ -49,6 +49,9 @@ KNOWN_VARIABLES = (
     "DURABLE_TRACEBACK",
 )
 
+# Where a setting's words are explained, for its refusal.
+_SEE = {"durability": " (see docs/storage.md, durability levels)"}
+
 _UNSET: Any = object()
 _configured: dict[str, Any] = {}
 _watchers: list[Callable[[str], None]] = []
@@ -104,7 +107,7 @@ def from_environment(name: str) -> Any:
     raw = os.environ.get(ENV[name])
     text = (raw or "").strip()
     if text:
-        return check(name, text if name == "store" else text.lower(), ENV[name])
+        return check(name, text, ENV[name])
     if raw is not None and name == "store":  # `DURABLE_STORE=$RUNS`, RUNS unset: refused as --store "" is
         return check(name, raw, ENV[name])
     return DEFAULTS[name]
@@ -130,15 +133,22 @@ def env_flag(variable: str, default: bool) -> bool:
 
 
 def check(name: str, value: Any, source: str) -> Any:
-    """`value` if `name` accepts it, else a ConfigurationError naming where
-    it came from (`on_change`, `DURABLE_ON_CHANGE`, `--on-change`) and the
-    allowed values."""
+    """`value` if `name` accepts it (a word in lower case: "Batch" and
+    " BATCH " are "batch", from a variable, configure(), an option or a
+    flag alike), else a ConfigurationError naming where it came from
+    (`on_change`, `DURABLE_ON_CHANGE`, `--on-change`) and the allowed values.
+    THE check of each setting's words: `durability.check_level` is this one."""
     if name not in ENV:
         raise ConfigurationError(f"unknown setting {name!r}; known: {', '.join(ENV)}")
     allowed = CHOICES.get(name)
-    if allowed is not None and value not in allowed:
-        words = ", ".join(repr(a) for a in allowed)
-        raise ConfigurationError(f"{source} must be one of {words}, not {value!r}")
+    if allowed is not None:
+        # Any case: a word means one level whoever types it (DURABLE_LOG=INFO,
+        # as logging spells it); refusing it in code only was two rules.
+        word = value.strip().lower() if isinstance(value, str) else value
+        if word not in allowed:
+            words = ", ".join(repr(a) for a in allowed)
+            raise ConfigurationError(f"{source} must be one of {words}, not {value!r}{_SEE.get(name, '')}")
+        return word
     if name == "store" and isinstance(value, str) and not value.strip():
         # "" would open the working folder itself as the store: refused, not guessed
         default = (

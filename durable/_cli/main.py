@@ -16,7 +16,7 @@ import durable
 
 from .._errortext import program, shell_words
 from .._manage.runs import RUN_STATUSES
-from .._settings import check
+from .._settings import CHOICES
 from .._storage.base import Store
 from .._storage.factory import open_store
 from ..errors import (
@@ -37,6 +37,7 @@ from .common import (
     own_warnings,
     print_error,
 )
+from .flagtypes import age, count, seconds, store_url, word_of
 from .forkat import at_advice, position
 from .howto import GUESSES, guessed
 from .refused import refused_artifact, refused_change, restart_line
@@ -44,7 +45,6 @@ from .unknown import left_out, near_command, no_value, one_run, unknown_option
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -127,7 +127,7 @@ def _common(*, top: bool) -> _Parser:
     # reset what was given before it (argparse copies sub-parser defaults).
     common = _Parser(add_help=False)
     unset: dict[str, object] = {} if top else {"default": argparse.SUPPRESS}
-    common.add_argument("--store", metavar="URL", type=_store_url, **unset,  # type: ignore[arg-type]
+    common.add_argument("--store", metavar="URL", type=store_url, **unset,  # type: ignore[arg-type]
                         help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
     common.add_argument("--debug", action="store_true", help="show tracebacks", **unset)  # type: ignore[arg-type]
     common.add_argument("--no-pickle", action="store_true", **unset,  # type: ignore[arg-type]
@@ -183,12 +183,12 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
         "and, of the rest, removes "
         "those older than 7 days",
     )  # fmt: skip
-    p.add_argument("--keep-last", type=_count, metavar="N",
+    p.add_argument("--keep-last", type=count, metavar="N",
                    help="keep the N newest completed runs of each workflow and every run newer "
                    "than them; unfinished runs (a fork not yet run, a failed run) never count, "
                    "so older ones go; a suspended run (waiting for input) stays unless "
                    "--status suspended names it; look first with --dry-run")  # fmt: skip
-    p.add_argument("--older-than", metavar="AGE", type=_age,
+    p.add_argument("--older-than", metavar="AGE", type=age,
                    help="remove only runs last updated longer ago: 90s, 30m, 12h, 7d, 2w")  # fmt: skip
     p.add_argument("--status", action="append", metavar="STATUS",
                    help="remove only runs with this status (repeatable): "
@@ -219,10 +219,10 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                         "fresh with the --var given and the defaults (not its recorded arguments)")  # fmt: skip
     either.add_argument("--rebase-checkpoint", action="store_true",
                         help="accept a changed definition and replay the recorded steps")  # fmt: skip
-    p.add_argument("--on-change", choices=["refuse", "rerun"],
+    p.add_argument("--on-change", choices=CHOICES["on_change"], type=word_of("on_change", "--on-change"),
                    help="what to do when the code or arguments changed (default: the workflow's, "
                    "else durable.configure(), else $DURABLE_ON_CHANGE, else refuse)")  # fmt: skip
-    p.add_argument("--wait", type=_seconds, metavar="SECONDS",
+    p.add_argument("--wait", type=seconds, metavar="SECONDS",
                    help="when another process holds the run, wait this long for it")  # fmt: skip
     _durability(p)
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
@@ -248,7 +248,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("target", metavar="TARGET", help=_TARGET)
     p.add_argument("--json", action="store_true", help="print JSON")
     _durability(p)
-    cache.add_commands(sub, common, _age, typed)
+    cache.add_commands(sub, common, age, typed)
     return parser
 
 
@@ -274,7 +274,7 @@ def _durability(p: argparse.ArgumentParser, *, code: bool = True) -> None:
     # fork) take it: the others read, or write only manifests, markers and
     # deletions, which are synced at every level. `code`: it runs the user's
     # code, whose workflow option and configure() may set it (a fork's not).
-    p.add_argument("--durability", choices=["fsync", "batch", "none"],
+    p.add_argument("--durability", choices=CHOICES["durability"], type=word_of("durability", "--durability"),
                    help="when this command's records are fsync'ed to a local store (default: "
                    + ("the workflow's, else the store's, else durable.configure(), else " if code else
                       "") + "$DURABLE_DURABILITY, else fsync)")  # fmt: skip
@@ -289,40 +289,3 @@ def _handler(handler: Handler | str) -> Handler:
     module, _, name = handler.partition(":")
     found: Handler = getattr(importlib.import_module(module), name)
     return found
-
-
-def _store_url(text: str) -> str:
-    # The library's rule (an empty store is refused), said as a usage error.
-    try:
-        return str(check("store", text, "the store URL"))
-    except ConfigurationError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _count(text: str) -> int:
-    if not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
-    return int(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # also NaN
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
-    return value
-
-
-def _age(text: str) -> float:
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhdw]?)", text.strip())
-    if match is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an age like 90s, 30m, 12h, 7d or 2w")
-    number, unit = match.groups()
-    if not unit:  # `--older-than 7` meant as a week would remove what is 7 seconds old
-        raise argparse.ArgumentTypeError(
-            f"{text!r} has no unit: say {number}d for days, or {number}w, {number}h, "
-            f"{number}m, {number}s"
-        )
-    return float(number) * _UNITS[unit]

@@ -1,0 +1,88 @@
+"""cli52: one check of each setting's words (a level in capitals is that
+level wherever it is given), a bad DURABLE_* variable warned of by the
+commands that only read and refused by those that write, and a list of
+names joined as English joins it. In process: `main([...])`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import durable
+from durable._cli.main import main
+from durable._manage.runs import list_runs
+from durable._settings import setting
+
+
+def test_a_word_in_capitals_is_that_word_wherever_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: DURABLE_DURABILITY=Batch was batch, durability="Batch" (on
+    the decorator, a store, configure()) a ConfigurationError, and
+    `--durability Batch` an invalid choice: two checks of one rule."""
+    executed: list[str] = []
+
+    @durable.step
+    def inner() -> int:
+        executed.append("inner")
+        return 1
+
+    @durable.workflow(store=str(tmp_path / "s"), run_id="child")
+    def child() -> int:
+        return inner()
+
+    @durable.workflow(store=str(tmp_path / "s"), run_id="top", durability="Batch", on_change="Rerun")
+    def top() -> int:
+        return child() + 1
+
+    assert top() == 2  # the child compares its caller's level with its store's
+    assert executed == ["inner"]
+    assert {i.run_id: i.durability for i in list_runs(durable.open_store(tmp_path / "s"))} == {
+        "top": "batch", "child": "fsync"  # the store syncs more: its level
+    }
+    assert top.with_options(durability=" NONE ").options.durability == "none"
+    assert durable.open_store(tmp_path / "t", durability="FSYNC").durability == "fsync"
+    durable.configure(durability="Batch", log="Off", on_change="RERUN")
+    assert (setting("durability"), setting("log"), setting("on_change")) == ("batch", "off", "rerun")
+    durable.configure(durability=None, log=None, on_change=None)
+    monkeypatch.setenv("DURABLE_DURABILITY", "Batch")
+    assert setting("durability") == "batch"
+    (tmp_path / "flow.py").write_text("import durable\n\n@durable.workflow\ndef job() -> int:\n    return 3\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["--store", "u", "run", "flow.py:job", "--run-id", "r", "--durability", "None",
+                 "--on-change", "Rerun"]) == 0  # fmt: skip
+    assert capsys.readouterr().out == "3\n"
+    assert [i.durability for i in list_runs(durable.open_store(tmp_path / "u"))] == ["none"]
+    with pytest.raises(durable.ConfigurationError) as e:
+        durable.workflow(durability="paranoid")(lambda: 0)
+    assert "durability must be one of 'fsync', 'batch', 'none', not 'paranoid'" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [(["MEM"], "MEM"), (["MEM", "TOOLS"], "MEM and TOOLS"), (["A", "B", "C"], "A, B and C")],
+)
+def test_names_are_joined_as_english_joins_them(names: list[str], said: str) -> None:
+    from durable._errortext import and_list
+
+    assert and_list(names) == said
+
+
+def test_two_writes_a_replay_cannot_redo_are_said_in_english() -> None:
+    """Before: "MEM, TOOLS, which a writes and another step reads, is not as
+    a left it"."""
+    from durable._core import changed
+
+    changed.WRITERS[("a", "fp")] = ("MEM", "TOOLS")
+    changed.WRITERS[("b", "fp")] = ("MEM",)
+    try:
+        assert changed._written("a", "fp").startswith(
+            "MEM and TOOLS, which a writes and another step reads, are not as a left it"
+        )
+        assert changed._written("b", "fp").startswith(
+            "MEM, which b writes and another step reads, is not as b left it"
+        )
+    finally:
+        del changed.WRITERS[("a", "fp")], changed.WRITERS[("b", "fp")]
+
