@@ -10,6 +10,7 @@ every layer may ask it."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -130,6 +131,50 @@ def env_flag(variable: str, default: bool) -> bool:
         f"{variable} must be one of {', '.join(NO)} (no) or {', '.join(YES)} (yes), "
         f"not {text!r}; fix or unset it"
     )
+
+
+def env_number(variable: str, *, whole: bool, meaning: str = "") -> float | None:
+    """A number >= 0 from `variable` (`whole`: a whole number), None when
+    unset or empty (as every variable); any other text is a ConfigurationError."""
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text) if not whole else int(text) if text.isdigit() else -1
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also NaN
+        kind = "a whole number" if whole else "a number of seconds"
+        raise ConfigurationError(f"{variable} must be {kind} >= 0{meaning}, not {text!r}; fix or unset it")
+    return value
+
+
+# What each variable's value must be, read as durable reads it (the rest
+# take any text). Printed only: a bad one warns and durable keeps going.
+_READERS: dict[str, Callable[[], object]] = {
+    **{variable: functools.partial(from_environment, name) for name, variable in ENV.items()},
+    "DURABLE_ALLOW_PICKLE": lambda: env_flag("DURABLE_ALLOW_PICKLE", True),
+    "DURABLE_PROGRESS": lambda: env_flag("DURABLE_PROGRESS", True),
+    "DURABLE_CANCEL_POLL": lambda: env_number("DURABLE_CANCEL_POLL", whole=False),
+    "DURABLE_MAX_RECOVERY_ATTEMPTS": lambda: env_number(
+        "DURABLE_MAX_RECOVERY_ATTEMPTS", whole=True, meaning=" (0: no limit)"
+    ),
+}
+PRINTED = ("DURABLE_LOG", "DURABLE_PROGRESS")
+
+
+def bad_variables() -> dict[str, str]:
+    """Each DURABLE_* variable set to a value durable refuses, with the
+    refusal (naming the variable and the values it takes): what the
+    `durable` command warns of (a command that only reads) or refuses
+    (one that writes) before it starts."""
+    bad: dict[str, str] = {}
+    for variable, read in _READERS.items():
+        try:
+            read()
+        except ConfigurationError as e:
+            bad[variable] = str(e)
+    return bad
 
 
 def check(name: str, value: Any, source: str) -> Any:

@@ -5,6 +5,7 @@ names joined as English joins it. In process: `main([...])`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,55 @@ def test_two_writes_a_replay_cannot_redo_are_said_in_english() -> None:
     finally:
         del changed.WRITERS[("a", "fp")], changed.WRITERS[("b", "fp")]
 
+
+
+class Opaque:
+    """A value only a pickle records."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+def test_a_bad_variable_is_warned_of_by_a_reading_command_and_refused_by_a_writing_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    recwarn: pytest.WarningsRecorder,
+) -> None:  # fmt: skip
+    """Before: DURABLE_DURABILITY=paranoid (or DURABLE_ALLOW_PICKLE=flase)
+    stopped `durable runs` and `durable show` (exit 2: the runs could not
+    be looked at), while DURABLE_CANCEL_POLL=abc passed `durable rm` and
+    `durable run` unsaid (a run was refused only at its first poll)."""
+    executed: list[int] = []
+
+    @durable.step
+    def make() -> Opaque:
+        executed.append(1)
+        return Opaque(7)
+
+    @durable.workflow(store=str(tmp_path / "s"), run_id="r1")
+    def job() -> int:
+        return make().n
+
+    assert job() == 7
+    for variable, value in [("DURABLE_DURABILITY", "paranoid"), ("DURABLE_ALLOW_PICKLE", "flase"),
+                            ("DURABLE_CANCEL_POLL", "abc"), ("DURABLE_LOG", "loud")]:  # fmt: skip
+        monkeypatch.setenv(variable, value)
+    store = ["--store", str(tmp_path / "s")]
+    assert main([*store, "runs"]) == 0
+    out = capsys.readouterr().out
+    err = " ".join(str(w.message) for w in recwarn)  # `durable: warning: ...` on the command's stderr
+    assert "r1" in out and "completed" in out
+    assert "DURABLE_DURABILITY must be one of 'fsync', 'batch', 'none', not 'paranoid'" in err, err
+    assert "DURABLE_CANCEL_POLL must be a number of seconds >= 0, not 'abc'; ignored by" in err, err
+    assert "DURABLE_ALLOW_PICKLE must be one of 0, false, no, off (no) or 1, true, yes, on (yes)" in err
+    assert "DURABLE_LOG must be one of 'off', 'error', 'warning', 'info', 'debug', not 'loud'" in err
+    assert main([*store, "show", "r1", "--json", "--values"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "Opaque" not in json.dumps(doc["steps"][0].get("value")), doc  # a pickle is not loaded on a typo
+    for writes in (["rm", "r1"], ["gc", "--status", "completed"], ["fork", "r1", "--at", "0"]):
+        assert main([*store, *writes]) == 2, writes
+        err = capsys.readouterr().err
+        assert "DURABLE_DURABILITY must be one of 'fsync', 'batch', 'none', not 'paranoid'" in err, err
+        assert "refused before anything was written; fix or unset DURABLE_DURABILITY, " in err, err
+    monkeypatch.delenv("DURABLE_ALLOW_PICKLE")
+    assert [i.run_id for i in list_runs(durable.open_store(tmp_path / "s", durability="fsync"))] == ["r1"]
+    assert executed == [1]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import os
+from typing import Any
 
 from .._core.run import Options
 from .._settings import check
@@ -24,7 +25,7 @@ def check_options(options: Options) -> Options:
         check_key_part("run id", given)
     if options.store is not None and not callable(getattr(options.store, "get", None)):  # a KeyStore
         check("store", options.store, "store=")  # 5 or "": refused here, not at the first call
-    words: dict[str, str] = {}
+    words: dict[str, Any] = {}
     if options.on_change is not None:  # None: configure(), $DURABLE_ON_CHANGE, "refuse"
         words["on_change"] = check("on_change", options.on_change, "on_change")
     keep = options.keep_last

@@ -37,6 +37,7 @@ from .common import (
     own_warnings,
     print_error,
 )
+from .environment import checked_environment
 from .flagtypes import age, count, seconds, store_url, word_of
 from .forkat import at_advice, position
 from .howto import GUESSES, guessed
@@ -56,10 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     with own_warnings():  # importing `durable run`'s engine may warn (a bad DURABLE_LOG)
         handler = _handler(args.handler)
     try:
-        options: dict[str, object] = {"allow_pickle": False} if args.no_pickle else {}
-        if getattr(args, "durability", None) is not None:  # run, recover, fork
-            options["durability"] = args.durability
         with own_warnings():
+            options = checked_environment(args, runs_code=args.command in ("run", "recover"))
+            if args.no_pickle:
+                options["allow_pickle"] = False
+            if getattr(args, "durability", None) is not None:  # run, recover, fork
+                options["durability"] = args.durability
             return handler(args, open_store(args.store, **options))
     except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
         return 130
