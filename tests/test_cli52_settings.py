@@ -139,3 +139,72 @@ def test_a_bad_variable_is_warned_of_by_a_reading_command_and_refused_by_a_writi
     monkeypatch.delenv("DURABLE_ALLOW_PICKLE")
     assert [i.run_id for i in list_runs(durable.open_store(tmp_path / "s", durability="fsync"))] == ["r1"]
     assert executed == [1]
+
+
+JOB = """
+import os
+
+import durable
+
+
+@durable.step
+def count(n: int) -> int:
+    with open(os.environ["CLI52_COUNTS"], "a") as f:
+        f.write("count\\n")
+    return n + 1
+
+
+@durable.workflow
+def job(n: int = 2) -> int:
+    if n < 0:
+        durable.suspend("n is negative: resume with --var n=1")
+    return count(n)
+"""
+
+
+def test_rm_fork_run_and_gc_print_what_they_did_as_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `runs`, `show`, `cancel` and `recover` took --json, `rm`,
+    `fork`, `run` and `gc` refused it (exit 2: unrecognized arguments), and
+    a script had to parse their prose."""
+    counts = tmp_path / "counts"
+    monkeypatch.setenv("CLI52_COUNTS", str(counts))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "flow.py").write_text(JOB)
+    store = ["--store", str(tmp_path / "s")]
+
+    def doc(*argv: str, code: int = 0) -> object:
+        assert main([*store, *argv, "--json"]) == code, capsys.readouterr().err
+        return json.loads(capsys.readouterr().out)
+
+    ran = doc("run", "flow.py:job", "--run-id", "r1")
+    assert isinstance(ran, dict)
+    assert {k: ran[k] for k in ("workflow", "runId", "status", "value", "valueType", "completedSteps",
+                                "stepsExecuted", "stepsReplayed", "resumedFromStep")} == {
+        "workflow": "flow.job", "runId": "r1", "status": "completed", "value": 3, "valueType": "json",
+        "completedSteps": 1, "stepsExecuted": 1, "stepsReplayed": 0, "resumedFromStep": None,
+    }  # fmt: skip
+    waiting = doc("run", "flow.py:job", "--run-id", "r2", "--var", "n=-1", code=3)
+    assert isinstance(waiting, dict)
+    assert (waiting["runId"], waiting["status"]) == ("r2", "suspended")
+    assert waiting["reason"] == "n is negative: resume with --var n=1"
+    forked = doc("fork", "r1", "--at", "0", "--new-run-id", "f1")
+    assert isinstance(forked, dict)
+    assert {k: forked[k] for k in ("workflow", "runId", "status", "forkedFrom", "at")} == {
+        "workflow": "flow.job", "runId": "f1", "status": "forked", "forkedFrom": "r1", "at": 0
+    }
+    gone = doc("gc", "--status", "suspended", "--dry-run")
+    assert isinstance(gone, dict) and gone["dryRun"] is True
+    assert [(r["runId"], r["status"]) for r in gone["removed"]] == [("r2", "suspended")]
+    removed = doc("rm", "f1", "nope", code=2)
+    assert isinstance(removed, list)
+    assert [(r["runId"], r["workflow"], r["removed"]) for r in removed] == [
+        ("f1", "flow.job", True), ("nope", None, False)
+    ]
+    assert removed[0]["error"] is None and "no run 'nope'" in removed[1]["error"]
+    gone = doc("gc", "--status", "suspended")
+    assert isinstance(gone, dict) and gone["dryRun"] is False
+    assert [r["runId"] for r in gone["removed"]] == ["r2"]
+    assert [i.run_id for i in list_runs(durable.open_store(tmp_path / "s"))] == ["r1"]
+    assert counts.read_text().split() == ["count"]  # r1's step; r2 suspended before its step

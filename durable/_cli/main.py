@@ -179,6 +179,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p = command("rm", manage.cmd_rm, "remove runs and their records (never one a live process holds)")
     p.add_argument("run_ids", metavar="RUN", nargs="+", help="the ids of the runs to remove")
     p.add_argument("--workflow", "-w", metavar="WORKFLOW", help=_WORKFLOW)
+    p.add_argument("--json", action="store_true", help="print JSON: one object per RUN, removed or not")
     p = command(
         "gc", manage.cmd_gc,
         "remove old runs of every workflow; every filter given narrows what goes: "
@@ -198,6 +199,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    f"{', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
     p.add_argument("--workflow", metavar="WORKFLOW", help="only the runs of this workflow")
+    p.add_argument("--json", action="store_true", help="print JSON: the runs removed (or that would go)")
     p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run "
                 "(nothing runs; resume it with durable run ... --run-id NEW --resume)")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to copy")
@@ -206,6 +208,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("--new-run-id", metavar="ID",
                    help="the new run's id (default: RUN-fork-<random>); printed on stdout")  # fmt: skip
     p.add_argument("--workflow", "-w", metavar="WORKFLOW", help=_WORKFLOW)
+    p.add_argument("--json", action="store_true", help="print JSON: the new run, as `durable runs --json` lists it")
     _durability(p, code=False)
     p = command("run", "durable._cli.run:cmd_run", "run or resume a workflow: path/to/file.py:wf or package.module:wf")
     p.add_argument("target", metavar="TARGET", help=_TARGET)
@@ -234,6 +237,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    "date, datetime, time or Enum annotation makes it one (--var "
                    "day=2024-05-31); a value of another type than the annotation is "
                    "refused")  # fmt: skip
+    p.add_argument("--json", action="store_true",
+                   help="print JSON where the run ended (its value, or why not) instead of its value")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",
                    help="answer the run's durable.wait_for(NAME) on resume (NAME@POSITION: only "
                    "the wait at that position; repeatable; JSON "

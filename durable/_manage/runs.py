@@ -214,7 +214,7 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
             "refused as renamed code.",
         )
     elif near := near_ids(run_id, set(store.runs(workflow))):
-        missing.args = (f"{missing} Did you mean {' or '.join(map(repr, near))}?",)
+        missing.args = (f"{missing} Did you mean {and_list(map(repr, near), 'or')}?",)
     return missing
 
 
