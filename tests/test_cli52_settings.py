@@ -6,6 +6,7 @@ names joined as English joins it. In process: `main([...])`."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,22 @@ def test_rm_fork_run_and_gc_print_what_they_did_as_json(
     assert [r["runId"] for r in gone["removed"]] == ["r2"]
     assert [i.run_id for i in list_runs(durable.open_store(tmp_path / "s"))] == ["r1"]
     assert counts.read_text().split() == ["count"]  # r1's step; r2 suspended before its step
+
+
+def test_a_module_that_cannot_be_imported_says_where_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "cannot load imp.py: ModuleNotFoundError: No module named
+    'nosuchmodule_cli52'", and no word of what to do: most often the
+    `durable` on the PATH is another environment's than the script's."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "imp.py").write_text("import durable\nimport nosuchmodule_cli52\n")
+    assert main(["--store", "s", "run", "imp.py:wf"]) == 2
+    err = capsys.readouterr().err
+    assert "No module named 'nosuchmodule_cli52'" in err, err
+    assert f"Install nosuchmodule_cli52 in the Python the command runs in ({sys.executable})" in err, err
+    assert "nothing was run" in err
+    assert main(["--store", "s", "run", "nosuchpkg_cli52.flows:wf"]) == 2
+    err = capsys.readouterr().err
+    assert "There is no module nosuchpkg_cli52 here: run the command in the folder that holds it" in err, err
+    assert not (tmp_path / "s").exists()  # nothing was written
