@@ -35,7 +35,8 @@ def checked_environment(args: argparse.Namespace, runs_code: bool) -> dict[str, 
     # it (unless --store is given), reading or writing.
     bad.pop("DURABLE_STORE", None)
     printed = [bad.pop(v) for v in PRINTED if v in bad]  # what is printed never stops a command
-    name = f"`{command(args)} {args.command}{' ls' if getattr(args, 'cache_command', None) == 'ls' else ''}`"
+    action = getattr(args, "cache_command", None)  # `cache ls`, `cache clear`
+    name = f"`{command(args)} {args.command}{f' {action}' if action else ''}`"
     if bad and not reads_only(args):
         raise ConfigurationError(
             f"{'; '.join(bad.values())}. {name} writes to the store: refused before anything was "
