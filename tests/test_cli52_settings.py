@@ -228,3 +228,27 @@ def test_a_module_that_cannot_be_imported_says_where_to_install_it(
     err = capsys.readouterr().err
     assert "There is no module nosuchpkg_cli52 here: run the command in the folder that holds it" in err, err
     assert not (tmp_path / "s").exists()  # nothing was written
+
+
+def test_a_run_missing_from_a_command_that_executes_nothing_says_nothing_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable rm r1 --workflow other` (and show, cancel, fork of a
+    run id another workflow has) said "nothing was executed", which a
+    removal or a listing never does: what the user needs is that nothing
+    was removed or changed."""
+
+    @durable.workflow(name="job", store=str(tmp_path / "s"), run_id="r1")
+    def job() -> int:
+        return 1
+
+    @durable.workflow(name="other", store=str(tmp_path / "s"), run_id="r2")
+    def other() -> int:
+        return 2
+
+    assert job() + other() == 3
+    for command in (["rm", "r1"], ["cancel", "r1"], ["fork", "r1", "--at", "0"], ["show", "r1"]):
+        assert main(["--store", str(tmp_path / "s"), *command, "--workflow", "other"]) == 2
+        err = capsys.readouterr().err
+        assert "no run 'r1' of workflow 'other'" in err and "nothing was run or changed" in err, err
+    assert sorted(i.run_id for i in list_runs(durable.open_store(tmp_path / "s"))) == ["r1", "r2"]

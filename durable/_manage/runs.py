@@ -186,7 +186,7 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
     folder = no_folder(store)
     if folder:  # not a wrong run id: the wrong store
         missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store {store.url}: "
-                        f"{folder}{missing.start}. Nothing was executed.",)  # fmt: skip
+                        f"{folder}{missing.start}. Nothing was run or changed.",)  # fmt: skip
         return missing
     found = namesakes(store, workflow, run_id)
     others = sorted(found)
