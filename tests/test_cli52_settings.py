@@ -252,3 +252,21 @@ def test_a_run_missing_from_a_command_that_executes_nothing_says_nothing_changed
         err = capsys.readouterr().err
         assert "no run 'r1' of workflow 'other'" in err and "nothing was run or changed" in err, err
     assert sorted(i.run_id for i in list_runs(durable.open_store(tmp_path / "s"))) == ["r1", "r2"]
+
+
+def test_the_listing_of_a_folder_above_the_store_names_the_command_as_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `python -m durable --store . runs` said "`durable --store
+    ./.durable runs` lists them", which fails pasted where no `durable` is
+    on the PATH; every other line of advice starts as the tool was started."""
+
+    @durable.workflow(store=str(tmp_path / ".durable"), run_id="r1")
+    def job() -> int:
+        return 1
+
+    assert job() == 1
+    monkeypatch.setattr("durable._cli.common.program", lambda: "/venv/bin/python -m durable")
+    assert main(["--store", str(tmp_path), "runs"]) == 0
+    err = capsys.readouterr().err
+    assert f"`/venv/bin/python -m durable --store {tmp_path / '.durable'} runs` lists them" in err, err

@@ -35,7 +35,7 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
         print(f"durable: {unknown}", file=sys.stderr)
         return 2
     if not args.json or nothing_there(store):  # `[]` for a typo in --store: said why
-        print(_no_runs(args, store), file=sys.stderr)
+        print(advised(_no_runs(args, store)), file=sys.stderr)  # its `durable --store ...` as started
     return nothing_there(store)
 
 
