@@ -17,7 +17,7 @@ import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._errortext import near
+from ._errortext import and_list, near
 from .errors import DurableError, SerializationError
 
 _OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -170,10 +170,10 @@ def keywords(called: str, *, runs_steps: bool = False) -> Callable[[F], F]:
 def _unknown(called: str, word: str) -> str:
     said = f"{called}() got an unexpected keyword argument {word!r}"
     if meant := near(word, _KEYWORDS[called], n=2):  # `retry`: retry_on or retries, both near
-        return f"{said}; did you mean {' or '.join(meant)}?"
+        return f"{said}; did you mean {and_list(meant, 'or')}?"
     elsewhere = {o: name for name, options in reversed(_KEYWORDS.items()) if name != called for o in options}
     if meant := near(word, elsewhere):  # the nearest of all: `retires` is step's retries, not Cache's expire
         takers = [f"{name}()" for name, options in _KEYWORDS.items() if name != called and meant[0] in options]
-        takers[-2:] = [" and ".join(takers[-2:])]  # every call that takes it: `durability` is not configure()'s alone
-        return f"{said}; {meant[0]} is an option of {', '.join(takers)}, not of {called}()"
+        # Every call that takes it: `durability` is not configure()'s alone.
+        return f"{said}; {meant[0]} is an option of {and_list(takers)}, not of {called}()"
     return f"{said}; its options: {', '.join(_KEYWORDS[called])}"

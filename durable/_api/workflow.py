@@ -53,7 +53,7 @@ class Workflow(Steering, Generic[P, R]):
     def __init__(
         self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
     ) -> None:
-        check_options(options)
+        options = check_options(options)
         self.fn = fn
         self._pinned_name = name  # kept as given: with_options() must not drop it
         self.name = check_key_part("workflow name", name or default_workflow_name(fn))

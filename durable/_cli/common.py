@@ -11,7 +11,7 @@ import traceback
 import warnings
 from collections.abc import Container, Iterator, Sequence
 
-from .._errortext import PACKAGE, id_word, program, shell_words
+from .._errortext import PACKAGE, and_list, id_word, program, shell_words
 from .._manage.owners import SeveralWorkflows
 from .._manage.runs import list_runs, namesakes, no_folder
 from .._settings import from_environment
@@ -227,7 +227,7 @@ def new_namesake(args: argparse.Namespace, store: Store, workflow: str, run_id: 
         return None
     show = f"{command(args)} {shell_words('show', run_id, '--workflow', others[0])}"
     return (
-        f"  a new run: run {id_word(run_id)} of {' and '.join(others)} is another workflow's "
+        f"  a new run: run {id_word(run_id)} of {and_list(others)} is another workflow's "
         f"(a renamed function is another workflow; {show} shows it)"
     )
 
