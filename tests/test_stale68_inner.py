@@ -1,0 +1,112 @@
+"""A step called where steps run plainly (in another step's body, in a
+`loop_over` item's function) has no record of its own: what it writes that
+another step reads is written by the call that runs it, whose record must
+count it, as that record counts what its own code writes (`written`). It did
+not: `outer` calling `add`, which appends to `TOTAL` that `total` reads,
+recorded nothing of `TOTAL`, so a resume in a new process replayed `outer`
+without the appends and `total()` read the `TOTAL` the import left (`value 0`
+for 6); so did `loop_over(lambda x: add(x), ...)` and `loop_over(via, ...)`
+(where `loop_over(add, ...)` was refused), and items of such a block kept
+by another process were restored without their appends (`value 3`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import run_each
+
+pytestmark = pytest.mark.slow  # two phases of five flows, forked
+
+FLOW = """
+import os, durable
+
+def count(name):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write(name + "\\n")
+
+TOTAL = []
+
+@durable.step
+def add(x):
+    count("add")
+    TOTAL.append(x)
+    return x
+
+@durable.step
+def total():
+    return sum(TOTAL)
+
+def via(x):
+    return add(x)
+
+@durable.step
+def outer(xs):
+    return [add(x) for x in xs]
+
+@durable.step
+def outer_via(xs):
+    return [via(x) for x in xs]
+
+def flaky(x):
+    if x == 3 and os.environ.get("FAIL"):
+        raise RuntimeError("item 3 fails in the first process")
+    return add(x)
+
+@durable.workflow
+def wf(mode):
+    if mode == "step":
+        outer([1, 2, 3])
+    elif mode == "helper":
+        outer_via([1, 2, 3])
+    elif mode == "lambda":
+        durable.loop_over(lambda x: add(x), [1, 2, 3])
+    elif mode == "items":
+        durable.loop_over(via, [1, 2, 3])
+    else:
+        durable.loop_over(flaky, [1, 2, 3], checkpoint_items=True)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return total()
+"""
+
+RUN = """
+import durable, flow, os
+mode = os.environ["MODE"]
+try:
+    print("value", flow.wf.with_options(run_id=mode)(mode))
+except durable.Suspended:
+    print("suspended")
+except durable.DefinitionChangedError as e:
+    print("refused", e)
+except RuntimeError as e:
+    print("failed", e)
+"""
+
+MODES = ("step", "helper", "lambda", "items", "kept")
+
+
+def test_what_a_step_run_plainly_writes_counts_for_the_call_running_it(tmp_path: Path) -> None:
+    folders = {}
+    for mode in MODES:
+        folders[mode] = tmp_path / mode
+        folders[mode].mkdir()
+        (folders[mode] / "flow.py").write_text(FLOW)
+    first = {"STOP": "1", "FAIL": "1"}
+    outs = run_each(
+        [(folders[m], RUN, {"MODE": m, **first}) for m in MODES]
+        + [(folders[m], RUN, {"MODE": m}) for m in MODES]
+    )
+    counts = {m: (folders[m] / "count").read_text().split() for m in MODES}
+    for i, mode in enumerate(MODES[:4]):
+        assert "suspended" in outs[i], outs[i]
+        # The appends `outer` (or the block) made are not in a new process: refused, as
+        # `loop_over(add, ...)` is, never the import's TOTAL read (`value 0`).
+        assert "refused" in outs[5 + i] and "TOTAL" in outs[5 + i], (mode, outs[5 + i])
+        assert counts[mode] == ["add"] * 3, (mode, counts[mode])
+    # Items 1 and 2 kept by the first process are not restored without their appends:
+    # every item runs again here (`value 3` before, items 1 and 2 restored).
+    assert "failed" in outs[4], outs[4]
+    assert "value 6" in outs[9], outs[9]
+    assert counts["kept"] == ["add"] * 5, counts["kept"]
