@@ -17,8 +17,7 @@ from typing import Any
 from .._fingerprint.changers import drawn, is_queue
 from .._fingerprint.helperreads import MISSING, global_value
 from .._fingerprint.hiddenrng import hidden_state
-from .._fingerprint.memorule import Memo
-from .._fingerprint.reach import target_of
+from .._fingerprint.reach import is_user_code, target_of
 from .._fingerprint.references import referenced_objects
 from .._fingerprint.stepstate import state_logged, state_written
 from .._fingerprint.userclasses import users_class
@@ -89,23 +88,60 @@ def plain_steps(target: object) -> tuple[object, ...]:
     body, in a `loop_over` item). What they write is the call's write, in
     its record, as `target`'s own is: `outer` calling `add`, which appends
     to the `TOTAL` that `total` reads, was replayed in a new process
-    without the appends. Kept by the one memo rule (what the walk read)."""
-    if not isinstance(target, _FUNCTION):
-        return ()
-    return _INNER.get(id(target), target, lambda: _reached_steps(target), files=False)
+    without the appends."""
+    return _ran(target)[0]
 
 
-def _reached_steps(target: object) -> tuple[object, ...]:
-    found: list[object] = []
+def plain_functions(target: object) -> tuple[object, ...]:
+    """The functions of the user's a call of `target` runs besides its own:
+    the plain ones its code reaches and the steps it runs plainly (with
+    theirs). What they read that another step changes is read by the call
+    (`cachestate.state_values`)."""
+    return _ran(target)[1]
+
+
+def _ran(target: object) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """(`plain_steps`, `plain_functions`), found once for the function and
+    its code, while each function and step found at module level is still
+    the one its name holds there (a notebook cell or a reload defines it
+    anew: found again). Not the memo rule's witness: a cached step asks at
+    each call, which that would make ten times costlier."""
+    hit = _INNER.get(id(target))
+    if hit is not None and hit[0] is target and hit[1] is target.__code__:  # (a function)
+        if not hit[3] or all(space.get(name) is obj for space, name, obj in hit[3]):
+            return hit[2]
+    if type(target) is not _FUNCTION:
+        return (), ()
+    found, bound = _reached(target)
+    if len(_INNER) >= 4096:
+        _INNER.clear()
+    _INNER[id(target)] = (target, target.__code__, found, bound)
+    return found
+
+
+def _reached(target: types.FunctionType) -> tuple[tuple[tuple[object, ...], tuple[object, ...]], tuple[Any, ...]]:
+    steps: list[object] = []
+    functions: list[object] = []
+    bound: list[tuple[Any, str, object]] = []  # (module namespace, name, what it holds)
     todo, seen = [target], {id(target)}
     while todo:
         for obj in referenced_objects(todo.pop()):
             inner = _step_function(obj)
-            if inner is not None and id(inner) not in seen:  # steps calling each other
-                seen.add(id(inner))
-                found.append(inner)
-                todo.append(inner)
-    return tuple(found)
+            fn = obj if inner is None else inner
+            if id(obj) in seen or id(fn) in seen or not (inner is not None or _user_function(obj)):
+                continue
+            seen.update((id(obj), id(fn)))
+            functions.append(fn)
+            if inner is not None:
+                steps.append(inner)
+                todo.append(inner)  # inside a step, every step runs plainly
+            if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", ""):  # at module level
+                bound.append((getattr(fn, "__globals__", {}), fn.__name__, obj))  # type: ignore[attr-defined]
+    return (tuple(steps), tuple(functions)), tuple(bound)
+
+
+def _user_function(obj: object) -> bool:
+    return type(obj) is _FUNCTION and is_user_code(obj)  # type: ignore[arg-type]
 
 
 def _held_only(value: object) -> bool:
@@ -203,8 +239,9 @@ _FUNCTION = types.FunctionType
 # function whose module-level writes (its own, and the steps' it runs plainly)
 # no other step reads (`with_written`)
 _QUIET: dict[int, tuple[types.FunctionType, types.CodeType]] = {}
-# id -> the functions of the steps a function runs plainly (`plain_steps`)
-_INNER: Memo[tuple[object, ...]] = Memo(size=4096)
+# id -> (the function, held; its code; the functions of the steps it runs plainly, and
+# of all the user's it runs: `plain_steps`, `plain_functions`; where each was bound)
+_INNER: dict[int, tuple[Any, Any, tuple[tuple[object, ...], tuple[object, ...]], tuple[Any, ...]]] = {}
 
 
 def _new_process() -> None:
