@@ -120,6 +120,7 @@ def _ran(target: object) -> tuple[tuple[object, ...], tuple[object, ...]]:
 
 
 def _reached(target: types.FunctionType) -> tuple[tuple[tuple[object, ...], tuple[object, ...]], tuple[Any, ...]]:
+    """`_ran`'s walk: through `referenced_objects` of the target and of each step found."""
     steps: list[object] = []
     functions: list[object] = []
     bound: list[tuple[Any, str, object]] = []  # (module namespace, name, what it holds)
@@ -135,13 +136,14 @@ def _reached(target: types.FunctionType) -> tuple[tuple[tuple[object, ...], tupl
             if inner is not None:
                 steps.append(inner)
                 todo.append(inner)  # inside a step, every step runs plainly
-            if getattr(fn, "__qualname__", None) == getattr(fn, "__name__", ""):  # at module level
-                bound.append((getattr(fn, "__globals__", {}), fn.__name__, obj))  # type: ignore[attr-defined]
+            name = getattr(fn, "__name__", "")
+            if getattr(fn, "__qualname__", None) == name:  # at module level
+                bound.append((getattr(fn, "__globals__", {}), name, obj))
     return (tuple(steps), tuple(functions)), tuple(bound)
 
 
 def _user_function(obj: object) -> bool:
-    return type(obj) is _FUNCTION and is_user_code(obj)  # type: ignore[arg-type]
+    return type(obj) is _FUNCTION and is_user_code(obj)
 
 
 def _held_only(value: object) -> bool:
