@@ -7,7 +7,10 @@ recorded nothing of `TOTAL`, so a resume in a new process replayed `outer`
 without the appends and `total()` read the `TOTAL` the import left (`value 0`
 for 6); so did `loop_over(lambda x: add(x), ...)` and `loop_over(via, ...)`
 (where `loop_over(add, ...)` was refused), and items of such a block kept
-by another process were restored without their appends (`value 3`)."""
+by another process were restored without their appends (`value 3`). So
+did a step calling `call_tool(kind, x)`, which imports the module `kind`
+names: the tool edited, the completed run called again answered what the
+old tool computed (`value 2` for 101), where `call_tool` itself is refused."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from tests.scripts import run_each
 pytestmark = pytest.mark.slow  # two phases of five flows, forked
 
 FLOW = """
-import os, durable
+import importlib, os, durable
 
 def count(name):
     with open(os.environ["COUNT_FILE"], "a") as f:
@@ -54,8 +57,18 @@ def flaky(x):
         raise RuntimeError("item 3 fails in the first process")
     return add(x)
 
+@durable.step
+def call_tool(kind, x):
+    return importlib.import_module(kind).run(x)
+
+@durable.step
+def agent(kind, x):
+    return call_tool(kind, x)
+
 @durable.workflow
 def wf(mode):
+    if mode == "tool":
+        return agent("tools68", 1)
     if mode == "step":
         outer([1, 2, 3])
     elif mode == "helper":
@@ -84,7 +97,7 @@ except RuntimeError as e:
     print("failed", e)
 """
 
-MODES = ("step", "helper", "lambda", "items", "kept")
+MODES = ("step", "helper", "lambda", "items", "kept", "tool")
 
 
 def test_what_a_step_run_plainly_writes_counts_for_the_call_running_it(tmp_path: Path) -> None:
@@ -93,20 +106,24 @@ def test_what_a_step_run_plainly_writes_counts_for_the_call_running_it(tmp_path:
         folders[mode] = tmp_path / mode
         folders[mode].mkdir()
         (folders[mode] / "flow.py").write_text(FLOW)
+    tool = folders["tool"] / "tools68.py"
+    tool.write_text("def run(x):\n    return x + 1\n")
     first = {"STOP": "1", "FAIL": "1"}
-    outs = run_each(
-        [(folders[m], RUN, {"MODE": m, **first}) for m in MODES]
-        + [(folders[m], RUN, {"MODE": m}) for m in MODES]
-    )
-    counts = {m: (folders[m] / "count").read_text().split() for m in MODES}
+    outs = run_each([(folders[m], RUN, {"MODE": m, **first}) for m in MODES])
+    tool.write_text("def run(x):\n    return x + 100\n")
+    outs += run_each([(folders[m], RUN, {"MODE": m}) for m in MODES])
+    counts = {m: (folders[m] / "count").read_text().split() for m in MODES[:5]}
     for i, mode in enumerate(MODES[:4]):
         assert "suspended" in outs[i], outs[i]
         # The appends `outer` (or the block) made are not in a new process: refused, as
         # `loop_over(add, ...)` is, never the import's TOTAL read (`value 0`).
-        assert "refused" in outs[5 + i] and "TOTAL" in outs[5 + i], (mode, outs[5 + i])
+        assert "refused" in outs[6 + i] and "TOTAL" in outs[6 + i], (mode, outs[6 + i])
         assert counts[mode] == ["add"] * 3, (mode, counts[mode])
     # Items 1 and 2 kept by the first process are not restored without their appends:
     # every item runs again here (`value 3` before, items 1 and 2 restored).
     assert "failed" in outs[4], outs[4]
-    assert "value 6" in outs[9], outs[9]
+    assert "value 6" in outs[10], outs[10]
     assert counts["kept"] == ["add"] * 5, counts["kept"]
+    # The tool `agent` ran through `call_tool` was edited: refused, naming it.
+    assert "value 2" in outs[5], outs[5]
+    assert "refused" in outs[11] and "tools68" in outs[11], outs[11]
