@@ -6,7 +6,8 @@ not: `outer` calling `add`, which appends to `TOTAL` that `total` reads,
 recorded nothing of `TOTAL`, so a resume in a new process replayed `outer`
 without the appends and `total()` read the `TOTAL` the import left (`value 0`
 for 6); so did `loop_over(lambda x: add(x), ...)` and `loop_over(via, ...)`
-(where `loop_over(add, ...)` was refused), and items of such a block kept
+(where `loop_over(add, ...)` was refused), a step running a workflow of its
+own whose steps do (`outer_run`), and items of such a block kept
 by another process were restored without their appends (`value 3`). So
 did a step calling `call_tool(kind, x)`, which imports the module `kind`
 names: the tool edited, the completed run called again answered what the
@@ -52,6 +53,14 @@ def outer(xs):
 def outer_via(xs):
     return [via(x) for x in xs]
 
+@durable.workflow
+def sub(xs):
+    return [add(x) for x in xs]
+
+@durable.step
+def outer_run(xs):
+    return sub.with_options(run_id="sub68")(xs)
+
 def flaky(x):
     if x == 3 and os.environ.get("FAIL"):
         raise RuntimeError("item 3 fails in the first process")
@@ -77,6 +86,8 @@ def wf(mode):
         durable.loop_over(lambda x: add(x), [1, 2, 3])
     elif mode == "items":
         durable.loop_over(via, [1, 2, 3])
+    elif mode == "run":
+        outer_run([1, 2, 3])
     else:
         durable.loop_over(flaky, [1, 2, 3], checkpoint_items=True)
     if os.environ.get("STOP"):
@@ -97,7 +108,7 @@ except RuntimeError as e:
     print("failed", e)
 """
 
-MODES = ("step", "helper", "lambda", "items", "kept", "tool")
+MODES = ("step", "helper", "lambda", "items", "run", "kept", "tool")
 
 
 def test_what_a_step_run_plainly_writes_counts_for_the_call_running_it(tmp_path: Path) -> None:
@@ -109,21 +120,20 @@ def test_what_a_step_run_plainly_writes_counts_for_the_call_running_it(tmp_path:
     tool = folders["tool"] / "tools68.py"
     tool.write_text("def run(x):\n    return x + 1\n")
     first = {"STOP": "1", "FAIL": "1"}
-    outs = run_each([(folders[m], RUN, {"MODE": m, **first}) for m in MODES])
+    before = dict(zip(MODES, run_each([(folders[m], RUN, {"MODE": m, **first}) for m in MODES]), strict=True))
     tool.write_text("def run(x):\n    return x + 100\n")
-    outs += run_each([(folders[m], RUN, {"MODE": m}) for m in MODES])
-    counts = {m: (folders[m] / "count").read_text().split() for m in MODES[:5]}
-    for i, mode in enumerate(MODES[:4]):
-        assert "suspended" in outs[i], outs[i]
-        # The appends `outer` (or the block) made are not in a new process: refused, as
-        # `loop_over(add, ...)` is, never the import's TOTAL read (`value 0`).
-        assert "refused" in outs[6 + i] and "TOTAL" in outs[6 + i], (mode, outs[6 + i])
+    after = dict(zip(MODES, run_each([(folders[m], RUN, {"MODE": m}) for m in MODES]), strict=True))
+    counts = {m: (folders[m] / "count").read_text().split() for m in MODES[:6]}
+    for mode in MODES[:5]:
+        assert "suspended" in before[mode], before[mode]
+        # The appends `outer` (or the block, or the run `outer_run` ran) made are not in a new
+        # process: refused, as `loop_over(add, ...)` is, never the import's TOTAL read (`value 0`).
+        assert "refused" in after[mode] and "TOTAL" in after[mode], (mode, after[mode])
         assert counts[mode] == ["add"] * 3, (mode, counts[mode])
     # Items 1 and 2 kept by the first process are not restored without their appends:
     # every item runs again here (`value 3` before, items 1 and 2 restored).
-    assert "failed" in outs[4], outs[4]
-    assert "value 6" in outs[10], outs[10]
+    assert "failed" in before["kept"] and "value 6" in after["kept"], (before["kept"], after["kept"])
     assert counts["kept"] == ["add"] * 5, counts["kept"]
     # The tool `agent` ran through `call_tool` was edited: refused, naming it.
-    assert "value 2" in outs[5], outs[5]
-    assert "refused" in outs[11] and "tools68" in outs[11], outs[11]
+    assert "value 2" in before["tool"], before["tool"]
+    assert "refused" in after["tool"] and "tools68" in after["tool"], after["tool"]

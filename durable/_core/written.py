@@ -85,10 +85,11 @@ def plain_steps(target: object) -> tuple[object, ...]:
     """The functions of the steps a call of `target` runs as plain calls:
     those its code reaches (through the plain functions it calls, and on
     through theirs), where steps have no record of their own (in a step's
-    body, in a `loop_over` item). What they write is the call's write, in
-    its record, as `target`'s own is: `outer` calling `add`, which appends
-    to the `TOTAL` that `total` reads, was replayed in a new process
-    without the appends."""
+    body, in a `loop_over` item), and the bodies of the workflows it runs
+    (each a run of its own, with the steps those reach). What they write is
+    the call's write, in its record, as `target`'s own is: `outer` calling
+    `add`, which appends to the `TOTAL` that `total` reads, was replayed in
+    a new process without the appends."""
     return _ran(target)[0]
 
 
@@ -128,6 +129,8 @@ def _reached(target: types.FunctionType) -> tuple[tuple[tuple[object, ...], tupl
     while todo:
         for obj in referenced_objects(todo.pop()):
             inner = _step_function(obj)
+            if inner is None and getattr(type(obj), "__durable_workflow__", False) is True:
+                inner = getattr(obj, "fn", None)  # a run of its own, which a replay does not enter
             fn = obj if inner is None else inner
             if id(obj) in seen or id(fn) in seen or not (inner is not None or _user_function(obj)):
                 continue
