@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import types
 from typing import Any
 
@@ -139,9 +140,10 @@ def _reached(target: types.FunctionType) -> tuple[tuple[tuple[object, ...], tupl
             if inner is not None:
                 steps.append(inner)
                 todo.append(inner)  # inside a step, every step runs plainly
-            name = getattr(fn, "__name__", "")
-            if getattr(fn, "__qualname__", None) == name:  # at module level
-                bound.append((getattr(fn, "__globals__", {}), name, obj))
+            # Bound at module level by its name (a decorator's `functools.wraps` copies both).
+            name, module = getattr(obj, "__name__", ""), sys.modules.get(getattr(obj, "__module__", None) or "")
+            if module is not None and getattr(obj, "__qualname__", None) == name:
+                bound.append((vars(module), name, obj))
     return (tuple(steps), tuple(functions)), tuple(bound)
 
 
