@@ -1,9 +1,10 @@
 """A step importing the module the environment names
-(`importlib.import_module(os.environ["PLUGIN"])`) counted every module of
-the user's (`built-names:*`): any edit of any module refused its resume.
-Now the name the variable holds as the call is made is the pattern
-(`builtnames._environment`): that module's text counts, and the variable
-naming another module is another call; an edit elsewhere is no change."""
+(`importlib.import_module(os.environ["PLUGIN_1"])`) counted every module
+of the user's (`built-names:*`): any edit of any module refused its
+resume. Now the name the variable holds as the call is made is the
+pattern (`builtnames._environment`): that module's text counts, and the
+variable naming another module is another call; an edit elsewhere is no
+change."""
 
 from __future__ import annotations
 
@@ -11,38 +12,50 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import EDITED_FLOW, RUN_FLOW, twice
+from tests.scripts import run_each
 
 pytestmark = pytest.mark.slow  # two processes
 
-HEAD = "import importlib"
-BODY = 'return importlib.import_module(os.environ["PLUGIN"]).run(x)'
-CHANGES = {  # folder: (file edited, PLUGIN of the resume)
-    "other_edited": ("other.py", "plug_a"),
-    "plugin_edited": ("plug_a.py", "plug_a"),
-    "other_named": ("", "plug_b"),
-}
+# One module a flow: a step that looks modules up counts its own module whole.
+FLOW = """import importlib, os
+import durable
+
+@durable.step
+def s(x):
+    with open(os.environ["COUNT_FILE"], "a") as f:
+        f.write("s{i}\\n")
+    return importlib.import_module(os.environ["PLUGIN_{i}"]).run(x)
+
+@durable.workflow(run_id="r{i}")
+def wf():
+    out = s(10)
+    if os.environ.get("STOP"):
+        durable.suspend("waiting")
+    return out
+"""
+RUN = """
+import importlib, durable
+for i in (1, 2, 3):
+    try:
+        print(i, "value", importlib.import_module(f"flow{i}").wf())
+    except durable.Suspended:
+        print(i, "suspended")
+    except durable.DefinitionChangedError as e:
+        print(i, "refused")
+"""
 
 
 def test_a_module_named_by_the_environment_counts_alone(tmp_path: Path) -> None:
-    folders = {}
-    for name in CHANGES:
-        folders[name] = place = tmp_path / name
-        place.mkdir()
-        (place / "flow.py").write_text(EDITED_FLOW.format(head=HEAD, body=BODY))
-        for mod in ("plug_a", "plug_b", "other"):
-            (place / f"{mod}.py").write_text("def run(x):\n    return x + 1\n")
-
-    def between(name: str, place: Path) -> dict[str, str]:
-        edited, plugin = CHANGES[name]
-        if edited:
-            (place / edited).write_text("def run(x):\n    return x + 2\n")
-        return {"PLUGIN": plugin}
-
-    runs = twice(folders, RUN_FLOW, between, {"STOP": "1", "PLUGIN": "plug_a"})
-    for name, (first, count, second, after) in runs.items():
-        assert "suspended" in first and count == ["s"], first
-        if name == "other_edited":  # was refused: "built-names:*"
-            assert "value 11" in second and after == ["s"], second
-        else:
-            assert "refused" in second and after == ["s"], second
+    for i in (1, 2, 3):
+        (tmp_path / f"flow{i}.py").write_text(FLOW.replace("{i}", str(i)))
+    for mod in ("plug_a", "plug_b", "plug_c", "plug_d", "other"):
+        (tmp_path / f"{mod}.py").write_text("def run(x):\n    return x + 1\n")
+    names = {"PLUGIN_1": "plug_a", "PLUGIN_2": "plug_b", "PLUGIN_3": "plug_c"}
+    (first,) = run_each([(tmp_path, RUN, {"STOP": "1", **names})])
+    assert first.split() == ["1", "suspended", "2", "suspended", "3", "suspended"], first
+    for edited in ("other", "plug_b"):  # no module flow1 names; the one flow2 names
+        (tmp_path / f"{edited}.py").write_text("def run(x):\n    return x + 2\n")
+    (second,) = run_each([(tmp_path, RUN, {**names, "PLUGIN_3": "plug_d"})])  # flow3's names another
+    # Was: 1 refused ("built-names * changed").
+    assert second.split() == ["1", "value", "11", "2", "refused", "3", "refused"], second
+    assert sorted((tmp_path / "count").read_text().split()) == ["s1", "s2", "s3"]
