@@ -113,7 +113,7 @@ def _guards(stmt: ast.If, block: list[ast.stmt], ctx: _Ctx) -> bool:
     if not _pure(stmt.test):
         return False
     own, me = ctx.own
-    state = frozenset(r for r in _roots_in(stmt.test) if r.partition(".")[0] not in own or r.startswith(f"{me}.") and me)
+    state = frozenset(r for r in _roots_in(stmt.test) if r.partition(".")[0] not in own or (r.startswith(f"{me}.") and me))
     branches = [stmt.body, stmt.orelse]
     if any(b and isinstance(b[-1], ast.Return) for b in branches):
         if block is not ctx.top or ctx.valued or any(b and isinstance(b[-1], ast.Return) and b[-1].value for b in branches):

@@ -12,7 +12,6 @@ Pure standard library. Found by the text, once per parsed module."""
 from __future__ import annotations
 
 import ast
-import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +22,7 @@ from .kept import only_written
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
 from .othermodules import other_modules as _other_modules
-from .written import unused_calls
+from .written import calls_only, unused_calls
 
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
@@ -288,7 +287,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
         used = names & written
         kept = only_written([node], written, shown=True)  # `print(sum(LOG))` reads none
         kept |= unused_calls(list(walk(node)), frozenset(used - kept), globs or {})  # `BAR.set_postfix(loss=x)`: none either
-        kept |= _calls_only(node, frozenset(used - kept), written, globs or {})  # `utils.warn_once(m)`: told there
+        kept |= calls_only(node, frozenset(used - kept), written, globs or {})  # `utils.warn_once(m)`: told there
         writes |= used & kept
         reads |= used - kept
         # What the other names it uses reach through no function looked at here
@@ -317,33 +316,3 @@ def _one_definition(names: set[str], tree: ast.AST) -> frozenset[str]:
     table, funcs = links(tree)
     return frozenset(n for n in names if table.get(n, frozenset()) <= _names(funcs[n]))
 
-
-def _calls_only(node: ast.AST, names: frozenset[str], written: frozenset[str], globs: Mapping[str, Any]) -> frozenset[str]:
-    """Those of `names` holding a module of yours written for what a global
-    of it holds (`helpers._WARNED` written, `helpers` with it:
-    `helperreads.helper_writes`) that `node` uses only to call its
-    functions (`helpers.warn_once(m)`), not the written attribute: what
-    those functions read is told by their own code (`helper_readers`)."""
-    found: set[str] = set()
-    parents = {id(c): p for p in walk(node) for c in ast.iter_child_nodes(p)} if names else {}
-    for name in names:
-        module = globs.get(name)
-        if not isinstance(module, types.ModuleType):
-            continue
-        mod = getattr(module, "__name__", "")
-        ok = True
-        for n in walk(node):
-            if isinstance(n, ast.Name) and n.id == name:
-                above, call = parents.get(id(n)), None
-                if isinstance(above, ast.Attribute):
-                    call = parents.get(id(above))
-                ok = (
-                    isinstance(above, ast.Attribute) and f"{mod}.{above.attr}" not in written
-                    and isinstance(vars(module).get(above.attr), types.FunctionType)
-                    and isinstance(call, ast.Call) and call.func is above
-                )  # fmt: skip
-                if not ok:
-                    break
-        if ok:
-            found.add(name)
-    return frozenset(found)
