@@ -7,10 +7,13 @@ refused ("now uses the contents of W"). Now a whole `python -c` program
 that stores into nothing, names no changing method and no data of your
 modules (`import flow; flow.wf(10)`) counts as that text run from a file
 (`unseen._may_write`). One that does (`flow.W["k"] = 1`, even the same
-value) still counts the contents: refused, the code differs (fail closed)."""
+value) still counts the contents: refused, the code differs (fail closed).
+A workflow recorded by `python flow.py` and called again by `import flow`
+resumes once runtime50's names land too (`NAMED_ALIKE`); both are needed."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -41,19 +44,33 @@ def wf(x):
         durable.suspend("waiting")
     return t(out)
 """
+# The workflow run as a script (`python flow.py`): called again by `import flow`, it is
+# the same workflow once runtime50's names land (`durable/_fingerprint/scriptnames.py`).
+SCRIPT = FLOW + """
+if __name__ == "__main__":
+    try:
+        print("value", wf(10))
+    except durable.Suspended:
+        print("suspended")
+"""
+NAMED_ALIKE = importlib.util.find_spec("durable._fingerprint.scriptnames") is not None
 
 
 def test_run_py_and_python_c_of_the_same_code_resume_each_other(tmp_path: Path) -> None:
     folders = {}
-    for name in ("same", "c_writes"):
+    for name in ("same", "c_writes", "script"):
         folders[name] = place = tmp_path / name
         place.mkdir()
-        (place / "flow.py").write_text(FLOW)
+        (place / "flow.py").write_text(SCRIPT if name == "script" else FLOW)
         (place / "run.py").write_text(RUN_FLOW)
-        assert "suspended" in run_in(place, "run.py", STOP="1")
+        assert "suspended" in run_in(place, "flow.py" if name == "script" else "run.py", STOP="1")
     writes = RUN_FLOW.replace("import durable, flow\n", "import durable, flow\nflow.W['k'] = 1\n")
-    same, written = run_each([(folders["same"], RUN_FLOW, {}), (folders["c_writes"], writes, {})])
+    same, written, script = run_each([(folders["same"], RUN_FLOW, {}), (folders["c_writes"], writes, {}), (folders["script"], RUN_FLOW, {})])
     assert "value 11" in same, same  # was refused: "s: now uses the contents of W"
     assert "refused" in written and "contents of W" in written, written
+    # With runtime50's names, the script's run resumed (was refused: the contents of W);
+    # without, `flow.wf` is another workflow than `flow.py:wf`, whose run it starts.
+    assert "value 11" in script, script
     counts = {n: (f / "count").read_text().split() for n, f in folders.items()}
-    assert counts == {"same": ["s", "t"], "c_writes": ["s"]}
+    ran = ["s", "t"] if NAMED_ALIKE else ["s", "s", "t"]
+    assert counts == {"same": ["s", "t"], "c_writes": ["s"], "script": ran}

@@ -35,7 +35,9 @@ def effect_only(fn: ast.AST) -> frozenset[int]:
     """The ids of the names `fn` uses only to pace or to guard what it shows
     (the module's docstring); none when it may read its variables otherwise
     (`:=`)."""
-    if not isinstance(fn, _FUNCS) or any(isinstance(n, (ast.NamedExpr, *_FUNCS, ast.Lambda)) for n in walk(fn) if n is not fn):
+    if not isinstance(fn, _FUNCS) or not any(isinstance(n, ast.Expr) and _effect_call(n.value) for n in walk(fn)):
+        return frozenset()  # most functions: nothing shown, nothing slept on
+    if any(isinstance(n, (ast.NamedExpr, *_FUNCS, ast.Lambda)) for n in walk(fn) if n is not fn):
         return frozenset()
     valued = any((isinstance(n, ast.Return) and n.value is not None) or isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(fn))
     declared = frozenset(n for g in walk(fn) if isinstance(g, (ast.Global, ast.Nonlocal)) for n in g.names)
