@@ -21,11 +21,10 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from .._fingerprint.entrypoints import entry_constants, entry_groups, finds_entries
 from .._fingerprint.givennames import (
     argument_modules,
-    entry_constants,
     finds_by_name,
-    finds_entries,
     given_parameters,
 )
 from .._fingerprint.packagefiles import package_digest
@@ -88,7 +87,7 @@ def with_named(fn: object, digest: str, args: tuple[Any, ...], kwargs: dict[str,
     args, kwargs = _given_only(fn, args, kwargs)
     entries = finds_entries(fn)  # and the group its code names (`entry_points(group="app.plugins")`)
     held = (bound_arguments(fn), args, entry_constants(fn) if entries else ())
-    return _joined(digest, held, kwargs, (name, fp), entries)  # `self.module` too
+    return _joined(digest, held, kwargs, (name, fp), _groups([fn]) if entries else False)  # `self.module` too
 
 
 def _given_only(fn: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -121,10 +120,16 @@ def given_digest(
     if is_token(digest) or not any(map(names_modules, fns)):
         return digest
     entries = [fn for fn in fns if finds_entries(fn)]
-    return _joined(digest, (args, [entry_constants(fn) for fn in entries]), kwargs, (name, fp), bool(entries))
+    return _joined(digest, (args, [entry_constants(fn) for fn in entries]), kwargs, (name, fp), _groups(entries) if entries else False)
 
 
-def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], key: tuple[str, str], entries: bool) -> str:
+def _groups(fns: list[object]) -> frozenset[str] | bool:
+    """The groups `fns` look entry points up in (`entry_groups`); True (any) where one does not tell."""
+    found = [entry_groups(fn) for fn in fns]
+    return True if any(g is None for g in found) else frozenset().union(*(g for g in found if g is not None))
+
+
+def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], key: tuple[str, str], entries: bool | frozenset[str]) -> str:
     named = argument_modules((args, kwargs), entries)
     parts = sorted(_stamp(module, name, found) for module, name, found in named)
     if parts and key[0]:
