@@ -15,7 +15,7 @@ from .._manage.missing import store_below
 from .._storage.base import Store
 from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError
 from . import format, howto
-from .common import UsageError, advised, command, not_there, nothing_there, print_error
+from .common import UsageError, advised, command, not_there, note, nothing_there, print_error
 from .html import render
 
 
@@ -35,7 +35,7 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
         print(f"durable: {unknown}", file=sys.stderr)
         return 2
     if not args.json or nothing_there(store):  # `[]` for a typo in --store: said why
-        print(advised(_no_runs(args, store)), file=sys.stderr)  # its `durable --store ...` as started
+        note(advised(_no_runs(args, store)))  # its `durable --store ...` as started
     return nothing_there(store)
 
 
@@ -196,8 +196,11 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
         print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed]}, indent=2))
     elif removed:
         print(format.runs_table(removed))
-    where = "" if removed else not_there(store)
-    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}{where}", file=sys.stderr)
+    said = f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}"
+    if where := "" if removed else not_there(store):
+        note(said + where)  # no store there: a typo in --store, not a report
+    else:
+        print(said, file=sys.stderr)
     return 0 if removed else nothing_there(store)
 
 
