@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 from ._errortext import and_list, near
 from .errors import DurableError, SerializationError
 
+# DURABLE_TRACEBACK's words (any other is warned of: `_settings`): full keeps durable's frames.
+TRACEBACKS = ("full", "short")
 _OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Set on a TypeError that is the caller's (a call that does not bind): shown
 # at the caller's line, as Python shows it for a plain function.
@@ -37,7 +39,7 @@ def users_frames(error: BaseException) -> bool:
     """Cut durable's frames from `error`'s traceback and from those of the
     exceptions it was raised from or while handling, unless
     DURABLE_TRACEBACK=full; whether it did."""
-    if os.environ.get("DURABLE_TRACEBACK", "").strip().lower() == "full":
+    if os.environ.get("DURABLE_TRACEBACK", "").strip().lower() == TRACEBACKS[0]:
         return False
     seen: set[int] = set()
     todo: list[BaseException | None] = [error]
