@@ -179,3 +179,14 @@ def _unknown(called: str, word: str) -> str:
         # Every call that takes it: `durability` is not configure()'s alone.
         return f"{said}; {meant[0]} is an option of {and_list(takers)}, not of {called}()"
     return f"{said}; its options: {', '.join(_KEYWORDS[called])}"
+
+
+def an_option(name: str, words: list[str], call: str = "(...)") -> str:
+    """`wf(1, run_id="r1")`, `wf.resume(r, restart=True)`: options of
+    with_options() passed as the workflow's arguments, said with the call
+    that takes them ("" when none of `words` is one)."""
+    options = [w for w in words if w in _KEYWORDS.get("with_options", ())]
+    if not options:
+        return ""
+    are = "is an option, not an argument" if len(options) == 1 else "are options, not arguments"
+    return f"; {and_list(options)} {are}: {name}.with_options({', '.join(f'{w}=...' for w in options)}){call}"
