@@ -163,3 +163,13 @@ def test_a_word_durable_traceback_does_not_know_is_warned_of(
         assert _settings.setting("on_change") == "refuse"
     monkeypatch.setenv("DURABLE_TRACEBACK", " Short ")
     assert _settings.bad_variables() == {}
+
+
+def test_gc_of_a_status_it_never_removes_says_so(job: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: `durable gc --status running` said "removed 0 runs", exit 0,
+    with a run running: a running run is never removed, said nowhere."""
+    assert main(["run", "flow.py:job"]) == 0
+    with pytest.warns(UserWarning, match=r"gc never removes a running run \(a live process holds it: "
+                      r"`durable cancel RUN` or durable.cancel\(\) ends it first\)"):  # fmt: skip
+        assert main(["gc", "--status", "running", "--status", "completed", "--dry-run"]) == 0
+    assert "would remove 1 run" in capsys.readouterr().err
