@@ -8,6 +8,7 @@ In process: `main([...])`."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import pytest
 import durable
 from durable import _settings
 from durable._cli.main import main
+from durable._manage.runs import list_runs
 
 JOB = """\
 import durable
@@ -173,3 +175,20 @@ def test_gc_of_a_status_it_never_removes_says_so(job: Path, capsys: pytest.Captu
                       r"`durable cancel RUN` or durable.cancel\(\) ends it first\)"):  # fmt: skip
         assert main(["gc", "--status", "running", "--status", "completed", "--dry-run"]) == 0
     assert "would remove 1 run" in capsys.readouterr().err
+
+
+def test_rm_goes_on_past_a_run_the_store_fails_to_delete(
+    job: Path, unwritable: list[Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable rm r1 r2` stopped at r1's StorageError (its folder
+    not writable): r2 was not removed, and `--json` printed no document."""
+    for run_id in ("r1", "r2"):
+        assert main(["run", "flow.py:job", "--run-id", run_id, "--var", f"x={len(run_id)}"]) == 0
+    capsys.readouterr()
+    _lock(job / "store" / "flow.job" / "r1", unwritable)
+    assert main(["rm", "r1", "r2", "--json"]) == 1
+    out, err = capsys.readouterr()
+    docs = json.loads(out)
+    assert [(d["runId"], d["removed"]) for d in docs] == [("r1", False), ("r2", True)]
+    assert "deleting: [Errno" in docs[0]["error"] and "Records already written are intact" in err
+    assert [i.run_id for i in list_runs(durable.open_store(job / "store"))] == ["r1"]

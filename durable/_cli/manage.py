@@ -13,7 +13,7 @@ from .._manage.fork import fork_run
 from .._manage.listed import listed
 from .._manage.missing import store_below
 from .._storage.base import Store
-from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError
+from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError, StorageError
 from . import format, howto
 from .common import UsageError, advised, command, not_there, note, nothing_there, print_error
 from .html import render
@@ -151,9 +151,10 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
         try:
             workflow = owners.find_workflow(store, run_id, args.workflow, leftovers=True)
             runs.delete_run(store, workflow, run_id)
-        except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
-            others = [r for r in args.run_ids if r != run_id]
-            code = print_error(e, args.debug, 2, durable=command(args), typed=getattr(args, "typed", None), others=others)
+        except (RunNotFoundError, RunLockedError, ConfigurationError, StorageError) as e:  # the next goes on
+            others, failed = [r for r in args.run_ids if r != run_id], 1 if isinstance(e, StorageError) else 2
+            code = max(code, print_error(e, args.debug, failed, durable=command(args),
+                                         typed=getattr(args, "typed", None), others=others))  # fmt: skip
             docs.append({"workflow": args.workflow, "runId": run_id, "removed": False,
                          "error": advised(str(e).strip(), command(args)), "childRuns": []})  # fmt: skip
             continue
