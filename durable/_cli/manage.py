@@ -13,7 +13,13 @@ from .._manage.fork import fork_run
 from .._manage.listed import listed
 from .._manage.missing import store_below
 from .._storage.base import Store
-from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError, StorageError
+from ..errors import (
+    ConfigurationError,
+    DurableError,
+    RunLockedError,
+    RunNotFoundError,
+    StorageError,
+)
 from . import format, howto
 from .common import UsageError, advised, command, not_there, note, nothing_there, print_error
 from .html import render

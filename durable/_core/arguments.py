@@ -18,7 +18,14 @@ from .._storage.manifest import manifest_arguments
 from .._storage.records import RunRecord
 from ..errors import ConfigurationError
 from .changed import why_no_digest
-from .identity import MAX_DEPTH, Undigestable, _arguments_digest, fresh_token, is_token, value_digest
+from .identity import (
+    MAX_DEPTH,
+    Undigestable,
+    _arguments_digest,
+    fresh_token,
+    is_token,
+    value_digest,
+)
 from .signature import fill_defaults, signature_of
 
 
@@ -56,13 +63,8 @@ def merge_arguments(
     # signature), the wrapper's default is the one the body gets, not the
     # wrapped function's: given both, the call fails ("multiple values").
     fill_defaults(bound)
-    missing = [
-        p.name
-        for p in sig.parameters.values()
-        if p.name not in bound.arguments
-        and p.default is p.empty
-        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
+    missing = [p.name for p in sig.parameters.values() if p.name not in bound.arguments
+               and p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]  # fmt: skip
     if digests:
         missing += _left_out(bound, digests, {*recorded, *touched}, missing)
     if missing:
