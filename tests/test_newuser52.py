@@ -192,3 +192,13 @@ def test_rm_goes_on_past_a_run_the_store_fails_to_delete(
     assert [(d["runId"], d["removed"]) for d in docs] == [("r1", False), ("r2", True)]
     assert "deleting: [Errno" in docs[0]["error"] and "Records already written are intact" in err
     assert [i.run_id for i in list_runs(durable.open_store(job / "store"))] == ["r1"]
+
+
+def test_a_misspelt_var_names_the_parameter_meant(job: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: "flow.job has no parameter xx; it takes x" (and the wait_for
+    hint), the near name left for the user to spot, as the library's
+    resume() names it ("did you mean x=?")."""
+    (job / "flow.py").write_text(JOB.replace("x: int = 1", "count: int = 1").replace("add(x)", "add(count)"))
+    assert main(["run", "flow.py:job", "--var", "cuont=2"]) == 2
+    assert "flow.job has no parameter cuont; did you mean count? It takes count" in capsys.readouterr().err
+    assert _counts(job) == []
