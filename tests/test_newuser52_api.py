@@ -3,11 +3,14 @@ first try, from the README and docs/."""
 
 from __future__ import annotations
 
+import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import durable
+from durable._errortext import PACKAGE
 
 
 def test_an_option_passed_as_an_argument_names_with_options(tmp_path: Path) -> None:
@@ -33,3 +36,29 @@ def test_an_option_passed_as_an_argument_names_with_options(tmp_path: Path) -> N
     assert "restart is an option, not an argument: w.with_options(restart=...).resume(...)" in str(c.value)
     assert executed == []
     assert w.with_options(run_id="r1")(1) == 1 and executed == [1]
+
+
+def _ours(error: BaseException) -> list[str]:
+    return [f.name for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(PACKAGE)]
+
+
+@pytest.mark.parametrize("decorator", ["step", "workflow"])
+def test_a_decorator_given_options_shows_its_error_from_the_users_line(
+    decorator: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `@durable.step(retries=2)` over a function it refuses (a
+    generator function, one typed at the `python -` prompt) showed durable's
+    frames above the message (decorate, memo_fingerprint, _analyse, ...);
+    `@durable.step` alone showed one."""
+    monkeypatch.delenv("DURABLE_TRACEBACK", raising=False)  # as a user runs: conftest keeps every frame
+
+    def numbers() -> Iterator[int]:
+        yield 1
+
+    bare, given = getattr(durable, decorator), getattr(durable, decorator)(name="n")
+    errors = []
+    for decorate in (bare, given):
+        with pytest.raises(durable.ConfigurationError) as e:
+            decorate(numbers)
+        errors.append(e.value)
+    assert [len(_ours(e)) for e in errors] == [1, 1], [_ours(e) for e in errors]
