@@ -202,3 +202,19 @@ def test_a_misspelt_var_names_the_parameter_meant(job: Path, capsys: pytest.Capt
     assert main(["run", "flow.py:job", "--var", "cuont=2"]) == 2
     assert "flow.job has no parameter cuont; did you mean count? It takes count" in capsys.readouterr().err
     assert _counts(job) == []
+
+
+def test_runs_says_why_a_run_is_listed_unverified(
+    job: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable runs` under a signing key the run was not written
+    with listed it `unverified`, steps 0, and said nothing of why (as it
+    does for an unreadable run), exit 0."""
+    assert main(["run", "flow.py:job", "--run-id", "r1"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("DURABLE_SIGNING_KEY", "another")
+    assert main(["runs"]) == 0
+    out, err = capsys.readouterr()
+    assert "unverified" in out
+    assert err.startswith("durable: flow.job/r1 is unverified: ") and "check DURABLE_SIGNING_KEY" in err
+    assert main(["runs", "--json"]) == 0 and capsys.readouterr().err == ""  # the document holds it

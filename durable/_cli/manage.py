@@ -31,6 +31,8 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
         print(json.dumps([format.run_doc(i) for i in infos], indent=2))
     elif infos:
         print(format.runs_table(infos))
+    for info in [] if args.json else [i for i in infos if i.status in _UNUSABLE]:  # the row says no why
+        note(f"{info.workflow}/{info.run_id} is {info.status}: {advised(info.error or '', command(args))}")
     if infos:
         return _unreadable(infos, command(args))
     # A name that matches nothing exits 2, as a run id does for show, rm,
@@ -43,6 +45,10 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
     if not args.json or nothing_there(store):  # `[]` for a typo in --store: said why
         note(advised(_no_runs(args, store)))  # its `durable --store ...` as started
     return nothing_there(store)
+
+
+# What a run is listed as when its manifest cannot be used (`durable show RUN` says it too).
+_UNUSABLE = ("corrupt", "unverified", "newer")
 
 
 def _unreadable(infos: list[runs.RunInfo], durable: str) -> int:
