@@ -218,3 +218,26 @@ def test_runs_says_why_a_run_is_listed_unverified(
     assert "unverified" in out
     assert err.startswith("durable: flow.job/r1 is unverified: ") and "check DURABLE_SIGNING_KEY" in err
     assert main(["runs", "--json"]) == 0 and capsys.readouterr().err == ""  # the document holds it
+
+
+def test_a_store_folder_not_there_names_a_folder_here_that_holds_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a script's `durable.configure(store="team-runs")` put its
+    runs there; `durable runs` in its folder said "no runs in .durable:
+    there is no such folder", and `show RUN` no run, with no word of the
+    folder beside it that holds them."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DURABLE_STORE", raising=False)
+
+    @durable.workflow(store="team-runs", run_id="r1")
+    def job() -> int:
+        return 1
+
+    assert job() == 1
+    (tmp_path / "notes" / "a").mkdir(parents=True)  # a folder that holds no run
+    for words in (["runs"], ["show", "r1"]):
+        assert main(words) == 2
+        err = capsys.readouterr().err
+        assert "there is no such folder" in err and "team-runs here holds runs: `" in err, err
+        assert " --store team-runs runs` lists them" in err
