@@ -241,3 +241,15 @@ def test_a_store_folder_not_there_names_a_folder_here_that_holds_runs(
         err = capsys.readouterr().err
         assert "there is no such folder" in err and "team-runs here holds runs: `" in err, err
         assert " --store team-runs runs` lists them" in err
+
+
+def test_a_plain_function_as_the_target_says_to_decorate_it(
+    job: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "plain in flow.py is a function, not a @durable.workflow; its
+    workflows: job", and nothing of what makes one."""
+    (job / "flow.py").write_text(JOB + "\n\ndef plain() -> int:\n    return 1\n")
+    assert main(["run", "flow.py:plain"]) == 2
+    err = capsys.readouterr().err
+    assert "plain in flow.py is a function, not a @durable.workflow: put @durable.workflow on it to run it" in err
+    assert err.rstrip().endswith("its workflows: job")
