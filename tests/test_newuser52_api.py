@@ -62,3 +62,21 @@ def test_a_decorator_given_options_shows_its_error_from_the_users_line(
             decorate(numbers)
         errors.append(e.value)
     assert [len(_ours(e)) for e in errors] == [1, 1], [_ours(e) for e in errors]
+
+
+def test_a_run_listed_passed_for_its_id_says_to_pass_its_run_id(tmp_path: Path) -> None:
+    """Before: `wf.history(wf.runs()[0])` was a StorageError, "store ...
+    failed: reading w/RunInfo(workflow='...', ...)", as if the store had
+    failed; the store was never at fault."""
+
+    @durable.workflow(store=str(tmp_path))
+    def w() -> int:
+        return 1
+
+    assert w.run().value == 1
+    (info,) = w.runs()
+    for call in (w.history, w.resume, w.delete):
+        with pytest.raises(durable.ConfigurationError) as e:
+            call(info)  # type: ignore[arg-type]
+        assert str(e.value) == "invalid run id: it must be a string, not RunInfo (pass its .run_id)", call
+    assert len(w.history(info.run_id)) == 1 and [i.run_id for i in w.runs()] == [info.run_id]
