@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 from ._errortext import and_list, near
 from .errors import DurableError, SerializationError
 
+# DURABLE_TRACEBACK's words (any other is warned of: `_settings`): full keeps durable's frames.
+TRACEBACKS = ("full", "short")
 _OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Set on a TypeError that is the caller's (a call that does not bind): shown
 # at the caller's line, as Python shows it for a plain function.
@@ -37,7 +39,7 @@ def users_frames(error: BaseException) -> bool:
     """Cut durable's frames from `error`'s traceback and from those of the
     exceptions it was raised from or while handling, unless
     DURABLE_TRACEBACK=full; whether it did."""
-    if os.environ.get("DURABLE_TRACEBACK", "").strip().lower() == "full":
+    if os.environ.get("DURABLE_TRACEBACK", "").strip().lower() == TRACEBACKS[0]:
         return False
     seen: set[int] = set()
     todo: list[BaseException | None] = [error]
@@ -177,3 +179,14 @@ def _unknown(called: str, word: str) -> str:
         # Every call that takes it: `durability` is not configure()'s alone.
         return f"{said}; {meant[0]} is an option of {and_list(takers)}, not of {called}()"
     return f"{said}; its options: {', '.join(_KEYWORDS[called])}"
+
+
+def an_option(name: str, words: list[str], call: str = "(...)") -> str:
+    """`wf(1, run_id="r1")`, `wf.resume(r, restart=True)`: options of
+    with_options() passed as the workflow's arguments, said with the call
+    that takes them ("" when none of `words` is one)."""
+    options = [w for w in words if w in _KEYWORDS.get("with_options", ())]
+    if not options:
+        return ""
+    are = "is an option, not an argument" if len(options) == 1 else "are options, not arguments"
+    return f"; {and_list(options)} {are}: {name}.with_options({', '.join(f'{w}=...' for w in options)}){call}"

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ._calls import keywords
+from ._calls import TRACEBACKS, keywords
 from ._errortext import warn
 from .errors import ConfigurationError
 
@@ -93,8 +93,7 @@ def setting(name: str, explicit: Any = None) -> Any:
     else the environment variable's, else the built-in default. Every
     value is checked; a bad one raises `ConfigurationError`."""
     if not _told[0]:  # at the first read: the warning then points at the user's call
-        _told[0] = True
-        warn_of_misspelt_variables()
+        look_at_environment()
     if explicit is not None:
         return check(name, explicit, name)
     if name in _configured:
@@ -149,6 +148,16 @@ def env_number(variable: str, *, whole: bool, meaning: str = "") -> float | None
     return value
 
 
+def env_word(variable: str, words: tuple[str, ...]) -> str | None:
+    """One of `words` (in any case) from `variable`, None when unset or empty;
+    any other text is a ConfigurationError (`DURABLE_TRACEBACK=ful` was as
+    silent as `short`)."""
+    text = os.environ.get(variable, "").strip()
+    if text and text.lower() not in words:
+        raise ConfigurationError(f"{variable} must be {' or '.join(words)}, not {text!r}; fix or unset it")
+    return text.lower() or None
+
+
 # What each variable's value must be, read as durable reads it (the rest
 # take any text). Printed only: a bad one warns and durable keeps going.
 _READERS: dict[str, Callable[[], object]] = {
@@ -159,6 +168,7 @@ _READERS: dict[str, Callable[[], object]] = {
     "DURABLE_MAX_RECOVERY_ATTEMPTS": lambda: env_number(
         "DURABLE_MAX_RECOVERY_ATTEMPTS", whole=True, meaning=" (0: no limit)"
     ),
+    "DURABLE_TRACEBACK": lambda: env_word("DURABLE_TRACEBACK", TRACEBACKS),
 }
 PRINTED = ("DURABLE_LOG", "DURABLE_PROGRESS")
 
@@ -243,6 +253,21 @@ def warn_of_misspelt_variables() -> None:
                 f"{name} is set, but durable reads no such variable: did you mean "
                 f"{close[0]}? It is ignored."
             )
+
+
+def look_at_environment() -> None:
+    """Warn, once per process (its first run, or the `durable` command's
+    start), of a misspelt variable and of a word DURABLE_TRACEBACK does not
+    take (shown as `short`)."""
+    if _told[0]:
+        return
+    _told[0] = True
+    warn_of_misspelt_variables()
+    try:
+        env_word("DURABLE_TRACEBACK", TRACEBACKS)
+    except ConfigurationError as e:
+        warn(f"{str(e).removesuffix('; fix or unset it')}; it is ignored (durable's own frames "
+             "are left out of tracebacks): fix or unset it")  # fmt: skip
 
 
 _CUTOFF = 0.85

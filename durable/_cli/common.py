@@ -83,6 +83,14 @@ def not_there(store: Store) -> str:
     return f" in {store.url}: {missing}" if missing else ""
 
 
+def note(text: str) -> None:
+    """A note of the command about what it found nothing of, or found wrong:
+    in its voice (`durable: ...`), as its errors and warnings are. A report
+    of what it did (removed, wrote, cancelled, a step executed) is its
+    output, and stays plain."""
+    print(f"durable: {text}", file=sys.stderr)
+
+
 def nothing_there(store: Store) -> int:
     """The exit of a command that found nothing to list, recover or remove:
     2 when the local store's folder is not there (a typo in --store, which a

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from .._errortext import and_list, warn
-from .._settings import PRINTED, bad_variables
+from .._settings import PRINTED, bad_variables, look_at_environment
 from ..errors import ConfigurationError
 from .common import command
 
@@ -34,6 +34,8 @@ def checked_environment(args: argparse.Namespace, runs_code: bool) -> dict[str, 
     # Where the runs are, not how to write them: every command's store says
     # it (unless --store is given), reading or writing.
     bad.pop("DURABLE_STORE", None)
+    bad.pop("DURABLE_TRACEBACK", None)  # how an error is shown: said as the library says it, once
+    look_at_environment()
     printed = [bad.pop(v) for v in PRINTED if v in bad]  # what is printed never stops a command
     action = getattr(args, "cache_command", None)  # `cache ls`, `cache clear`
     name = f"`{command(args)} {args.command}{f' {action}' if action else ''}`"

@@ -13,9 +13,15 @@ from .._manage.fork import fork_run
 from .._manage.listed import listed
 from .._manage.missing import store_below
 from .._storage.base import Store
-from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError
+from ..errors import (
+    ConfigurationError,
+    DurableError,
+    RunLockedError,
+    RunNotFoundError,
+    StorageError,
+)
 from . import format, howto
-from .common import UsageError, advised, command, not_there, nothing_there, print_error
+from .common import UsageError, advised, command, not_there, note, nothing_there, print_error
 from .html import render
 
 
@@ -25,6 +31,8 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
         print(json.dumps([format.run_doc(i) for i in infos], indent=2))
     elif infos:
         print(format.runs_table(infos))
+    for info in [] if args.json else [i for i in infos if i.status in _UNUSABLE]:  # the row says no why
+        note(f"{info.workflow}/{info.run_id} is {info.status}: {advised(info.error or '', command(args))}")
     if infos:
         return _unreadable(infos, command(args))
     # A name that matches nothing exits 2, as a run id does for show, rm,
@@ -35,8 +43,12 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
         print(f"durable: {unknown}", file=sys.stderr)
         return 2
     if not args.json or nothing_there(store):  # `[]` for a typo in --store: said why
-        print(advised(_no_runs(args, store)), file=sys.stderr)  # its `durable --store ...` as started
+        note(advised(_no_runs(args, store)))  # its `durable --store ...` as started
     return nothing_there(store)
+
+
+# What a run is listed as when its manifest cannot be used (`durable show RUN` says it too).
+_UNUSABLE = ("corrupt", "unverified", "newer")
 
 
 def _unreadable(infos: list[runs.RunInfo], durable: str) -> int:
@@ -151,9 +163,10 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
         try:
             workflow = owners.find_workflow(store, run_id, args.workflow, leftovers=True)
             runs.delete_run(store, workflow, run_id)
-        except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
-            others = [r for r in args.run_ids if r != run_id]
-            code = print_error(e, args.debug, 2, durable=command(args), typed=getattr(args, "typed", None), others=others)
+        except (RunNotFoundError, RunLockedError, ConfigurationError, StorageError) as e:  # the next goes on
+            others, failed = [r for r in args.run_ids if r != run_id], 1 if isinstance(e, StorageError) else 2
+            code = max(code, print_error(e, args.debug, failed, durable=command(args),
+                                         typed=getattr(args, "typed", None), others=others))  # fmt: skip
             docs.append({"workflow": args.workflow, "runId": run_id, "removed": False,
                          "error": advised(str(e).strip(), command(args)), "childRuns": []})  # fmt: skip
             continue
@@ -196,8 +209,11 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
         print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed]}, indent=2))
     elif removed:
         print(format.runs_table(removed))
-    where = "" if removed else not_there(store)
-    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}{where}", file=sys.stderr)
+    said = f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}"
+    if where := "" if removed else not_there(store):
+        note(said + where)  # no store there: a typo in --store, not a report
+    else:
+        print(said, file=sys.stderr)
     return 0 if removed else nothing_there(store)
 
 

@@ -61,7 +61,8 @@ def load_target(spec: str, typed: Sequence[str] = ()) -> Workflow[Any, Any]:
         if obj is None:
             raise UsageError(f"{where} has no {attr}" + (f"; did you mean {near[0]}?{known[1:]}" if near else known))
         what = "a @durable.step" if hasattr(obj, "__durable_step__") else f"a {type(obj).__name__}"
-        raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{known}")
+        fix = ": put @durable.workflow on it to run it" if what == "a function" else ""  # a script's own main()
+        raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{fix}{known}")
     return obj
 
 

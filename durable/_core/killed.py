@@ -44,6 +44,7 @@ def count_killed(
     checkpointed loop items found (an attempt that made more got further).
     A death in a durable sleep (its timer kept, its record not) is no
     step's: a machine rebooted during a long sleep."""
+    limit = max_recovery_attempts()  # at every start: a bad value is refused before anything runs
     if manifest is None or (manifest.status != "running" and KEY not in manifest.extra):
         return None
     found = list(ctx.records)
@@ -64,7 +65,6 @@ def count_killed(
     else:
         manifest.extra.pop(KEY, None)
         return None
-    limit = max_recovery_attempts()
     if limit == 0 or times < limit:
         return None
     tops = {top_level(p) for p in found}
