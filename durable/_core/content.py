@@ -12,7 +12,6 @@ fingerprint of its code (`code`). `identity` walks the stand-in."""
 from __future__ import annotations
 
 import copy
-import copyreg
 import dataclasses
 import datetime
 import enum
@@ -32,8 +31,9 @@ from .._storage import codec
 from .arrays import arrays, qualname
 from .classcells import captured_by_class
 from .code import class_stamp, function_stamp, module_stamp
-from .ownstate import LeftOut, left_out, memo_counts, own_state
+from .ownstate import LeftOut, left_out, own_state
 from .redact import NeverWritten
+from .reduced import reduced
 
 
 class Undigestable(TypeError):
@@ -58,7 +58,7 @@ def content_of(v: Any, *, code: bool = True, walk: Any = None) -> tuple[str, Any
             return _left_out_content(v.value, walk)
         found = arrays(v) or _described(v)
         if found is None:
-            found = _reduced(v)
+            found = reduced(v)
             if not found[0].startswith("global:"):  # its class is in it: walked as a type
                 return found
         return _with_code(v, found) if code else found
@@ -211,7 +211,7 @@ def _by_repr(v: Any, name: str) -> tuple[str, Any]:
             return f"repr:{name}", repr(v)
         return f"repr:{name}", (repr(v), v.utcoffset(), tz)
     base = next(c for c in t.__mro__ if c in _BY_REPR or c in loaded or c is datetime.tzinfo)
-    return f"subclass:{name}", (_reduced(v)[1], own_state(v, below=base))
+    return f"subclass:{name}", (reduced(v)[1], own_state(v, below=base))
 
 
 def _mapping(v: Mapping[Any, Any], name: str) -> tuple[str, Any]:
@@ -276,29 +276,6 @@ def _step_runs(fn: Any) -> Any:
         return None
     target = getattr(own["__durable_step__"], "fn", None)
     return target if target is not None and own.get("__wrapped__") is target else None
-
-
-def _reduced(v: Any) -> tuple[str, Any]:
-    """Type and pickled state, as `pickle` sees it, walked by this module (so
-    that a set or a float in the state is digested canonically too)."""
-    name = qualname(type(v))
-    # As pickle reduces it: by a reducer registered with `copyreg` (a ufunc, a regex) first.
-    reducer = copyreg.dispatch_table.get(type(v))
-    reduced = v.__reduce_ex__(4) if reducer is None else reducer(v)
-    if isinstance(reduced, str):  # pickled by name: a builtin function, a singleton
-        named = (getattr(v, "__module__", None), reduced)
-        # An object of the user's class named so still holds its own state, which it reads.
-        left = left_out(v, None)
-        return f"global:{name}", named if left is None else (*named, left)
-    parts = list(reduced) + [None] * (5 - len(reduced))
-    fn, args, state, list_items, dict_items = parts[:5]
-    left = left_out(v, state)
-    if type(state) is dict:  # as in `own_state`
-        state = {k: x for k, x in state.items() if memo_counts(v, type(v).__mro__, k, x)}
-    listed = list(list_items) if list_items is not None else None
-    pairs = list(dict_items) if dict_items is not None else None
-    stand_in = (fn, args, state, listed, pairs)
-    return f"object:{name}", stand_in if left is None else (*stand_in, left)
 
 
 _walking = threading.local()

@@ -1,0 +1,149 @@
+"""A twenty-fourth round of the peers' own test cases, on the identity of
+a call given a value that is awkward to digest (joblib's
+test_hashing.py, whose hash must tell apart what a function can tell
+apart; DBOS's and PraisonAI's error handling, where a workflow catches a
+step's failure and hands the exception to the next step: a reflection,
+a report, an agent told why its tool failed). Found here:
+- an exception's digest changed once it had been read: its reduction
+  names its instance dict only once something made it, and the digest
+  itself did. A step given a caught exception was "changed an object it
+  was given" with a warning, and the resumed run refused at it (under
+  "rerun": the step ran again);
+- an exception was digested by its type, arguments and attributes only:
+  its chain (`raise ... from`, the error being handled when it was
+  raised) and where it was raised did not count, though the step reads
+  them (`traceback.format_exception(err)`, `err.__cause__`). A resumed
+  run whose tool failed for another reason replayed the report of the
+  first failure.
+Earlier rounds in tests/test_peer_ports*.py. In-process: executions are
+counted by the step bodies."""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+import pytest
+
+import durable
+from durable._core.identity import is_token, value_digest
+
+
+class ToolError(Exception):
+    pass
+
+
+def _failed(cause: BaseException | None, *, context: bool = False) -> ToolError:
+    """A tool's failure, raised from `cause` (or while handling it)."""
+    try:
+        try:
+            if cause is not None:
+                raise cause
+        except Exception as e:
+            if context:
+                raise ToolError("search failed")  # noqa: B904 - the implicit chain is the point
+            raise ToolError("search failed") from e
+        raise ToolError("search failed")
+    except ToolError as err:
+        return err
+
+
+def _raised_here() -> ToolError:
+    try:
+        raise ToolError("search failed")
+    except ToolError as err:
+        return err
+
+
+def _raised_there() -> ToolError:
+    try:
+        raise ToolError("search failed")
+    except ToolError as err:
+        return err
+
+
+def test_joblib_hash_tells_apart_exceptions_a_step_tells_apart() -> None:
+    """Each pair differs in what `traceback.format_exception` shows."""
+    pairs = [
+        (_failed(TimeoutError("slow")), _failed(ConnectionRefusedError("down"))),  # the cause
+        (_failed(TimeoutError("slow")), _failed(TimeoutError("slow"), context=True)),  # from, or during
+        (_failed(KeyError("k"), context=True), _failed(KeyError("j"), context=True)),  # the context
+        (_raised_here(), _raised_there()),  # where it was raised
+    ]
+    for a, b in pairs:
+        shown = ["".join(traceback.format_exception(e)) for e in (a, b)]
+        assert shown[0] != shown[1]
+        da, db = value_digest(a), value_digest(b)
+        assert da != db or is_token(da), shown
+
+
+def test_joblib_hash_of_one_exception_is_reproducible() -> None:
+    """An exception raised again by the same code, for the same cause,
+    has one digest: a resumed run replays the step it was given to."""
+    first, again = (_failed(TimeoutError("slow")) for _ in range(2))
+    assert value_digest(first) == value_digest(again)
+    assert not is_token(value_digest(first))
+
+
+def test_joblib_hash_of_an_exception_is_the_same_read_again() -> None:
+    err = _failed(TimeoutError("slow"))
+    assert value_digest(err) == value_digest(err)
+
+
+def _agent(tmp_path: Path, causes: list[OSError], **options: str) -> tuple[durable.Workflow[[str], str], list[str]]:
+    """DBOS/PraisonAI: the agent's tool fails, the workflow hands the error
+    to `report` and goes on; the step after it fails once (the run is left
+    to resume)."""
+    reports: list[str] = []
+    sent: list[str] = []
+
+    @durable.step
+    def search(q: str) -> str:
+        try:
+            raise causes.pop(0)
+        except OSError as e:
+            raise ToolError(f"search {q} failed") from e
+
+    @durable.step
+    def report(err: ToolError) -> str:
+        reports.append(repr(err.__cause__))
+        return f"{err}: {err.__cause__!r}"
+
+    @durable.step
+    def send(text: str) -> str:
+        sent.append(text)
+        if len(sent) == 1:
+            raise RuntimeError("mail server down")
+        return text
+
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="agent", **options)
+    def agent(q: str) -> str:
+        try:
+            found = search(q)
+        except ToolError as err:
+            found = report(err)
+        return send(found)
+
+    return agent, reports
+
+
+@pytest.mark.filterwarnings("error")
+def test_dbos_a_resumed_run_given_the_same_failure_replays_its_report(tmp_path: Path) -> None:
+    """Resumed, the tool fails again the same way: the report is replayed
+    (it was refused: "report changed an object it was given")."""
+    agent, reports = _agent(tmp_path, [TimeoutError("slow"), TimeoutError("slow")])
+    with pytest.raises(RuntimeError, match="mail server down"):
+        agent("x")
+    assert agent("x") == "search x failed: TimeoutError('slow')"
+    assert reports == ["TimeoutError('slow')"]
+
+
+def test_dbos_a_resumed_run_whose_tool_failed_for_another_reason_reports_it_again(tmp_path: Path) -> None:
+    """Resumed, the tool fails again for another reason: the report of the
+    first failure was replayed (digested without its cause)."""
+    causes: list[OSError] = [TimeoutError("slow"), ConnectionRefusedError("down")]
+    agent, reports = _agent(tmp_path, causes, on_change="rerun")
+    with pytest.raises(RuntimeError, match="mail server down"):
+        agent("x")
+    assert agent("x") == "search x failed: ConnectionRefusedError('down')"  # was TimeoutError('slow')
+    assert reports == ["TimeoutError('slow')", "ConnectionRefusedError('down')"]
