@@ -14,13 +14,20 @@ a report, an agent told why its tool failed). Found here:
   raised) and where it was raised did not count, though the step reads
   them (`traceback.format_exception(err)`, `err.__cause__`). A resumed
   run whose tool failed for another reason replayed the report of the
-  first failure.
+  first failure;
+- a method bound at run time (`types.MethodType(make_style(tone), agent)`,
+  an agent's behaviour chosen when it is made) was digested as pickle
+  names it, by its instance and name: the function it runs, and what its
+  closure holds, did not count, so another agent's derived run id was the
+  first's, and a cached step was served the first agent's reply.
 Earlier rounds in tests/test_peer_ports*.py. In-process: executions are
 counted by the step bodies."""
 
 from __future__ import annotations
 
 import traceback
+import types
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -147,3 +154,58 @@ def test_dbos_a_resumed_run_whose_tool_failed_for_another_reason_reports_it_agai
         agent("x")
     assert agent("x") == "search x failed: ConnectionRefusedError('down')"  # was TimeoutError('slow')
     assert reports == ["TimeoutError('slow')", "ConnectionRefusedError('down')"]
+
+
+class Agent:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def respond(self, text: str) -> str:
+        return f"{self.name}: {text}"
+
+
+def _style(tone: str) -> Callable[[Agent, str], str]:
+    def respond(self: Agent, text: str) -> str:
+        return f"{self.name} ({tone}): {text}"
+
+    return respond
+
+
+def _agent_styled(tone: str) -> Agent:
+    """PraisonAI's agents given their behaviour when made: the method bound
+    to the instance at run time."""
+    agent = Agent("helper")
+    agent.respond = types.MethodType(_style(tone), agent)  # type: ignore[method-assign]
+    return agent
+
+
+def test_joblib_hash_tells_apart_methods_bound_at_run_time() -> None:
+    formal, casual = _agent_styled("formal"), _agent_styled("casual")
+    assert formal.respond("hi") != casual.respond("hi")
+    assert value_digest(formal.respond) != value_digest(casual.respond)
+    assert value_digest(formal) != value_digest(casual)
+    plain = Agent("helper")
+    assert value_digest(formal.respond) != value_digest(plain.respond)
+    assert value_digest(_agent_styled("formal")) == value_digest(formal)  # and the same for the same
+
+
+def test_praisonai_an_agent_styled_at_run_time_is_not_served_anothers_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path))
+    replies: list[str] = []
+
+    @durable.step(cache=True)
+    def reply(agent: Agent, text: str) -> str:
+        replies.append(text)
+        return agent.respond(text)
+
+    @durable.workflow
+    def chat(agent: Agent, text: str) -> str:
+        return reply(agent, text)
+
+    assert chat(_agent_styled("formal"), "hi") == "helper (formal): hi"
+    assert chat(_agent_styled("formal"), "hi") == "helper (formal): hi"  # the same run, completed
+    assert chat(_agent_styled("casual"), "hi") == "helper (casual): hi"  # was the formal one's run
+    assert reply(_agent_styled("shy"), "hi") == "helper (shy): hi"  # was a cache hit
+    assert replies == ["hi", "hi", "hi"]

@@ -4,8 +4,9 @@ index and bytes (duck-typed: looked at only when the user imported them),
 dataclasses, attrs and pydantic models by type and fields, exact-repr types
 by repr (those very types only), mappings other than dict and subclasses
 of set by type, items and the state of the instance, functions by name or
-code, other objects (and subclasses of the exact-repr types) by type and
-pickled state (`__reduce_ex__`); what a pickling hook of the user's own
+code, a method bound at run time by function and instance, other objects (and
+subclasses of the exact-repr types) by type and pickled state
+(`__reduce_ex__`, `reduced`); what a pickling hook of the user's own
 class leaves out counts too (`ownstate`); a function or class of the user's own code adds the
 fingerprint of its code (`code`). `identity` walks the stand-in."""
 
@@ -33,7 +34,7 @@ from .classcells import captured_by_class
 from .code import class_stamp, function_stamp, module_stamp
 from .ownstate import LeftOut, left_out, own_state
 from .redact import NeverWritten
-from .reduced import reduced
+from .reduced import bound_at_run_time, reduced
 
 
 class Undigestable(TypeError):
@@ -122,6 +123,8 @@ def _described(v: Any) -> tuple[str, Any] | None:
         return "type", qualname(v)
     if isinstance(v, types.ModuleType):
         return _module(v)
+    if isinstance(v, types.MethodType) and _step_runs(v) is None and bound_at_run_time(v):
+        return "method", (v.__func__, v.__self__)
     if isinstance(v, types.FunctionType) or (callable(v) and _step_runs(v) is not None):
         return _function(v)
     if isinstance(v, enum.Enum):

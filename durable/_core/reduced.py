@@ -4,7 +4,8 @@ reducer) gives, walked by `identity` so that a set or a float in it is
 digested canonically too; what a pickling hook of the user's own class
 leaves out counts as well (`ownstate.left_out`). An exception also counts
 by what pickle drops and a step reads (`traceback.format_exception(err)`,
-`err.__cause__`): its chain and where it was raised."""
+`err.__cause__`): its chain and where it was raised. So does a method
+bound at run time (`bound_at_run_time`)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,18 @@ def _raised(e: BaseException) -> tuple[Any, ...]:
             frames.append((tb.tb_frame.f_globals.get("__name__"), tb.tb_frame.f_code.co_name, tb.tb_lineno))
         tb = tb.tb_next
     return ("raised", e.__cause__, e.__context__, e.__suppress_context__, frames)
+
+
+def bound_at_run_time(m: types.MethodType) -> bool:
+    """A method its instance's class does not hold under its name
+    (`types.MethodType(make_style(tone), agent)`): pickle names it by its
+    instance and name (`getattr(agent, "respond")`), which says nothing of
+    the function it runs and what that function's closure holds. One its
+    class holds counts so, by its instance (and its class's code)."""
+    owner = m.__self__ if isinstance(m.__self__, type) else type(m.__self__)
+    name = getattr(m.__func__, "__name__", None)
+    for cls in owner.__mro__:
+        held = vars(cls).get(name) if isinstance(name, str) else None
+        if held is not None:
+            return getattr(held, "__func__", held) is not m.__func__
+    return True
