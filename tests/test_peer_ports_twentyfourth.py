@@ -25,6 +25,7 @@ counted by the step bodies."""
 
 from __future__ import annotations
 
+import threading
 import traceback
 import types
 from collections.abc import Callable
@@ -209,3 +210,41 @@ def test_praisonai_an_agent_styled_at_run_time_is_not_served_anothers_reply(
     assert chat(_agent_styled("casual"), "hi") == "helper (casual): hi"  # was the formal one's run
     assert reply(_agent_styled("shy"), "hi") == "helper (shy): hi"  # was a cache hit
     assert replies == ["hi", "hi", "hi"]
+
+
+class Limited:
+    """An agent whose limits sit beside the lock guarding them, which its
+    pickling hook leaves out (the lock cannot be pickled)."""
+
+    def __init__(self, max_tokens: int) -> None:
+        self.name = "helper"
+        self.limits: dict[str, object] = {"max_tokens": max_tokens, "lock": threading.Lock()}
+        self.history: list[object] = [max_tokens, threading.Lock()]
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"name": self.name}
+
+
+def test_joblib_hash_counts_the_data_beside_a_lock_a_hook_leaves_out() -> None:
+    assert value_digest(Limited(5)) != value_digest(Limited(6))
+    assert value_digest(Limited(5)) == value_digest(Limited(5))  # the locks by type
+    one, other = Limited(5), Limited(5)
+    other.history = [5, 5]
+    assert value_digest(one) != value_digest(other)
+
+
+def test_praisonai_an_agents_limits_beside_a_lock_are_not_served_anothers_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path))
+    ran: list[object] = []
+
+    @durable.step(cache=True)
+    def answer(agent: Limited, q: str) -> str:
+        ran.append(agent.limits["max_tokens"])
+        return q[: int(agent.limits["max_tokens"])]  # type: ignore[call-overload]
+
+    assert answer(Limited(3), "question") == "que"
+    assert answer(Limited(3), "question") == "que"
+    assert answer(Limited(5), "question") == "quest"  # was "que", a hit
+    assert ran == [3, 5]

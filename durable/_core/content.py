@@ -287,7 +287,7 @@ _walking = threading.local()
 def _left_out_content(value: Any, walk: Any) -> tuple[str, Any]:
     """A left-out attribute's digest by a walk of its own, under the rules of
     `walk`, the one it is in, or its type when it has none (or refers back
-    to an object being walked for this). A secret there is one as
+    to an object being walked for this), a plain container's by its items. A secret there is one as
     anywhere: a cache key is not made of it."""
     seen: set[int] = _walking.__dict__.setdefault("ids", set())
     if walk is None or id(value) in seen:
@@ -299,8 +299,23 @@ def _left_out_content(value: Any, walk: Any) -> tuple[str, Any]:
         own.feed(value)
     except Secret:
         raise
-    except NO_DIGEST:
-        return "left-out", qualname(type(value))
+    except NO_DIGEST:  # by its type; data beside a lock by its items (`_items`)
+        return "left-out", _items(value, walk) if type(value) in _ITEMS else qualname(type(value))
     finally:
         seen.discard(id(value))
     return "left-out", own.h.hexdigest()
+
+
+# A dict, list or set of data beside a part without a digest (settings and the
+# lock guarding them) counts item by item; an object's internals do not (a
+# pool's threads differ in every process): it counts by its type as a whole.
+_ITEMS = (dict, list, tuple, set, frozenset)
+
+
+def _items(value: Any, walk: Any) -> tuple[str, list[Any]]:
+    """Each item's own left-out digest (a dict's keys too), a set's sorted."""
+    def one(x: Any) -> Any:
+        return _left_out_content(x, walk)[1]
+
+    parts: list[Any] = [(one(k), one(x)) for k, x in value.items()] if type(value) is dict else [one(x) for x in value]
+    return type(value).__name__, sorted(parts, key=repr) if isinstance(value, (set, frozenset)) else parts
