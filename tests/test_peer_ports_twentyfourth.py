@@ -25,6 +25,7 @@ counted by the step bodies."""
 
 from __future__ import annotations
 
+import enum
 import threading
 import traceback
 import types
@@ -248,3 +249,40 @@ def test_praisonai_an_agents_limits_beside_a_lock_are_not_served_anothers_answer
     assert answer(Limited(3), "question") == "que"
     assert answer(Limited(5), "question") == "quest"  # was "que", a hit
     assert ran == [3, 5]
+
+
+def _labels(names: list[str]) -> type[enum.Enum]:
+    return enum.Enum("Labels", names)  # type: ignore[return-value]
+
+
+def _schema(*labels: str) -> type:
+    pydantic = pytest.importorskip("pydantic")
+    from typing import Literal
+
+    return pydantic.create_model("Answer", label=(Literal[labels], ...))  # type: ignore[no-any-return]
+
+
+def test_joblib_hash_tells_apart_classes_made_at_run_time() -> None:
+    assert value_digest(_labels(["spam", "ham"])) != value_digest(_labels(["spam", "eggs"]))
+    assert value_digest(_labels(["spam", "ham"])) == value_digest(_labels(["spam", "ham"]))
+    assert value_digest(_schema("a", "b")) != value_digest(_schema("a", "c"))
+    assert value_digest(_schema("a", "b")) == value_digest(_schema("a", "b"))
+
+
+def test_praisonai_structured_output_with_another_schema_is_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PraisonAI's `output_pydantic=`, LangChain's `with_structured_output`:
+    the schema made from the run's settings, handed to the step asking."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path))
+    asked: list[list[str]] = []
+
+    @durable.step(cache=True)
+    def classify(text: str, labels: type[enum.Enum]) -> str:
+        asked.append([m.name for m in labels])
+        return f"{text}: one of {'/'.join(m.name for m in labels)}"
+
+    assert classify("mail", _labels(["spam", "ham"])) == "mail: one of spam/ham"
+    assert classify("mail", _labels(["spam", "ham"])) == "mail: one of spam/ham"
+    assert classify("mail", _labels(["spam", "eggs"])) == "mail: one of spam/eggs"  # was spam/ham
+    assert asked == [["spam", "ham"], ["spam", "eggs"]]

@@ -31,7 +31,8 @@ from .._fingerprint.values import loaded_value_types
 from .._storage import codec
 from .arrays import arrays, qualname
 from .classcells import captured_by_class
-from .code import class_stamp, function_stamp, module_stamp
+from .code import class_stamp, function_stamp, made_at_run_time, module_stamp
+from .defined import defined
 from .ownstate import LeftOut, left_out, own_state
 from .redact import NeverWritten
 from .reduced import bound_at_run_time, reduced
@@ -95,9 +96,13 @@ def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
 
 def _class_code(cls: type) -> Any:
     """The fingerprint of a class's code, with what its methods' closures
-    hold when a factory made it (`captured_by_class`)."""
+    hold when a factory made it (`captured_by_class`) and, made without a
+    `class` statement, what defines it (`defined`)."""
     stamp = class_stamp(cls)
     captured = captured_by_class(cls) if stamp is not None else None
+    made = defined(cls) if made_at_run_time(cls) else None
+    if made is not None:  # `Enum("Labels", names)`: its members, by value (`defined`)
+        return (stamp, captured, made)
     return stamp if captured is None else (stamp, captured)
 
 
