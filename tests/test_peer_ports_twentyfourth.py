@@ -286,3 +286,34 @@ def test_praisonai_structured_output_with_another_schema_is_asked_again(
     assert classify("mail", _labels(["spam", "ham"])) == "mail: one of spam/ham"
     assert classify("mail", _labels(["spam", "eggs"])) == "mail: one of spam/eggs"  # was spam/ham
     assert asked == [["spam", "ham"], ["spam", "eggs"]]
+
+
+def _settings(text: str) -> types.ModuleType:
+    """A settings file loaded as config loaders do (Flask's `from_pyfile`,
+    Sphinx's conf.py): executed into a module made for it."""
+    module = types.ModuleType("settings")
+    exec(text, module.__dict__)
+    return module
+
+
+def test_joblib_hash_tells_apart_modules_made_at_run_time() -> None:
+    assert value_digest(_settings("RATE = 2")) != value_digest(_settings("RATE = 3"))
+    assert value_digest(_settings("RATE = 2")) == value_digest(_settings("RATE = 2"))
+    assert value_digest(types) == value_digest(types)  # a library's, by name
+
+
+def test_prefect_inputs_policy_tells_apart_settings_loaded_at_run_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prefect's INPUTS cache policy: another input is another key."""
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path))
+    ran: list[int] = []
+
+    @durable.step(cache=True)
+    def price(settings: types.ModuleType, amount: int) -> int:
+        ran.append(amount)
+        return int(settings.RATE * amount)
+
+    assert price(_settings("RATE = 2"), 10) == price(_settings("RATE = 2"), 10) == 20
+    assert price(_settings("RATE = 3"), 10) == 30  # was 20, a hit
+    assert ran == [10, 10]

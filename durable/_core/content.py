@@ -32,7 +32,7 @@ from .._storage import codec
 from .arrays import arrays, qualname
 from .classcells import captured_by_class
 from .code import class_stamp, function_stamp, made_at_run_time, module_stamp
-from .defined import defined
+from .defined import defined, run_time_module
 from .ownstate import LeftOut, left_out, own_state
 from .redact import NeverWritten
 from .reduced import bound_at_run_time, reduced
@@ -164,8 +164,10 @@ def _module(v: types.ModuleType) -> tuple[str, Any]:
     a step given it (`check(settings, x)`) reads `cfg.THRESHOLD`, which
     the program may have set as it ran (`settings.THRESHOLD = 2` in
     `main()`), where the module's text and code (`code.module_stamp`) are
-    the same. Its functions, classes and modules count as code there."""
-    if not user_module(v):
+    the same. Its functions, classes and modules count as code there. So
+    does one the program made (`run_time_module`: a settings file a loader
+    executed into it), which has neither text nor code to count."""
+    if not user_module(v) and not run_time_module(v):
         return "module", v.__name__
     data = [(k, LeftOut(x)) for k, x in sorted(vars(v).items()) if not k.startswith("__") and _data(x)]
     return "module", (v.__name__, data) if data else v.__name__
