@@ -1,11 +1,14 @@
 """A twenty-fourth round of the peers' own test cases, across processes:
 DBOS's recovery of a workflow that handed a step's failure to the next
 step, and PraisonAI's agents given their behaviour when made (a method
-bound to the instance at run time). Each phase a real process, forked by
+bound to the instance at run time), the labels of a classification made
+from settings (`Enum("Labels", names)`) and settings kept in a module
+made for them. Each phase a real process, forked by
 `run_each` (another hash seed each): the same failure, raised again by the
-same code in a new process, replays the report of it, and so does the
-same agent; a failure for another reason, or an agent styled otherwise,
-runs its step again (under "rerun"). Executions are counted by the step
+same code in a new process, replays the report of it, and so do the
+same agent, labels and settings; a failure for another reason, an agent
+styled otherwise, other labels or settings run their steps again (under
+"rerun"). Executions are counted by the step
 bodies, in a file. The in-process ports are in
 tests/test_peer_ports_twentyfourth.py."""
 
@@ -20,7 +23,7 @@ from tests.scripts import run_each
 pytestmark = pytest.mark.slow
 
 FLOW = """
-import os, types
+import enum, os, types
 import durable
 
 
@@ -63,6 +66,12 @@ def reply(agent, text):
     return agent.respond(text)
 
 
+@durable.step
+def classify(text, labels, settings):
+    count("classify")
+    return f"{text}: {'/'.join(m.name for m in labels)} x{settings.RATE}"
+
+
 @durable.workflow(run_id="agent", on_change="rerun")
 def flow(q):
     try:
@@ -72,9 +81,12 @@ def flow(q):
     agent = Agent()
     agent.respond = types.MethodType(style(os.environ["TONE"]), agent)
     said = reply(agent, "hi")
+    settings = types.ModuleType("settings")
+    settings.RATE = int(os.environ["RATE"])
+    told = classify("mail", enum.Enum("Labels", os.environ["LABELS"]), settings)
     if os.environ.get("STOP"):
         durable.suspend("waiting")
-    return found, said
+    return found, said, told
 """
 
 RUN = """
@@ -88,14 +100,13 @@ except durable.Suspended:
 
 def test_dbos_recovered_in_a_new_process_replays_the_same_failure_and_agent_only(tmp_path: Path) -> None:
     (tmp_path / "flow24.py").write_text(FLOW)
-    first, same, other = run_each(
-        [
-            (tmp_path, RUN, {"CAUSE": "slow", "TONE": "formal", "STOP": "1"}),
-            (tmp_path, RUN, {"CAUSE": "slow", "TONE": "formal", "STOP": "1"}),
-            (tmp_path, RUN, {"CAUSE": "down", "TONE": "casual"}),
-        ]
-    )
-    assert first.split() == same.split() == ["suspended"], (first, same)
-    # Was ("TimeoutError('x')", 'helper (formal): hi'): the first attempt's.
-    assert other.strip() == "(\"ConnectionRefusedError('x')\", 'helper (casual): hi')", other
-    assert (tmp_path / "count").read_text().split() == ["report", "reply", "report", "reply"]
+    same = {"CAUSE": "slow", "TONE": "formal", "LABELS": "spam ham", "RATE": "2", "STOP": "1"}
+    other = {"CAUSE": "down", "TONE": "casual", "LABELS": "spam eggs", "RATE": "3"}
+    first, again, changed = run_each([(tmp_path, RUN, same), (tmp_path, RUN, same), (tmp_path, RUN, other)])
+    assert first.split() == again.split() == ["suspended"], (first, again)
+    # Was the first attempt's, each: TimeoutError('x'), formal, spam/ham x2.
+    assert changed.strip() == (
+        "(\"ConnectionRefusedError('x')\", 'helper (casual): hi', 'mail: spam/eggs x3')"
+    ), changed
+    ran = (tmp_path / "count").read_text().split()
+    assert ran == ["report", "reply", "classify"] * 2, ran
