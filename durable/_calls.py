@@ -63,7 +63,7 @@ def _written(error: BaseException) -> bool:
     tb = error.__traceback__
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if not _own(tb) and not name.startswith(_libraries()) and not name.startswith("<"):
+        if not durables_frame(tb) and not name.startswith(_libraries()) and not name.startswith("<"):
             return True
         tb = tb.tb_next
     return False
@@ -83,8 +83,8 @@ def _cut(e: BaseException) -> None:
     while tb is not None:
         entries.append(tb)
         tb = tb.tb_next
-    users = [i for i, t in enumerate(entries) if not _own(t) and not _library(t)]
-    ours = [i for i, t in enumerate(entries) if _own(t)]
+    users = [i for i, t in enumerate(entries) if not durables_frame(t) and not _library(t)]
+    ours = [i for i, t in enumerate(entries) if durables_frame(t)]
     # Raised in durable's code, or in a library's that durable's called, but no
     # refusal nor the caller's mistake: its path from the user's last frame on
     # stays (a fault of ours), all of it when none is the user's (an OSError a
@@ -93,7 +93,7 @@ def _cut(e: BaseException) -> None:
     said = isinstance(e, DurableError) or getattr(e, _CALLERS, False)
     whole = bool(ours) and ours[-1] > (users[-1] if users else -1) and isinstance(e, Exception) and not said
     below = (users[-1] + 1 if users else 0) if whole else len(entries)
-    kept = [t for t in entries[:below] if not _own(t)] + entries[below:]
+    kept = [t for t in entries[:below] if not durables_frame(t)] + entries[below:]
     if len(kept) == len(entries):
         return
     cut: types.TracebackType | None = None
@@ -102,7 +102,8 @@ def _cut(e: BaseException) -> None:
     e.__traceback__ = cut
 
 
-def _own(tb: types.TracebackType) -> bool:
+def durables_frame(tb: types.TracebackType) -> bool:
+    """An entry of a traceback in durable's own code."""
     return tb.tb_frame.f_code.co_filename.startswith(_OWN)
 
 
