@@ -1,5 +1,7 @@
 """The user's modules loaded now, as one object that stays the same while
-they do (`elsewhere` indexes their writes once per such set).
+they do (`elsewhere` indexes their writes once per such set), and what a
+rule found in each of them, kept from one such set to the next
+(`EachModule`).
 
 Pure standard library."""
 
@@ -8,9 +10,13 @@ from __future__ import annotations
 import operator
 import sys
 import types
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 from .imports import user_module
+from .witness import Witness, file_state, recording, same
+
+T = TypeVar("T")
 
 _LOADED: tuple[tuple[object, ...], tuple[types.ModuleType, ...]] = ((), ())
 _KNOWN: dict[int, tuple[object, bool]] = {}  # id -> (a module, whether it is the user's)
@@ -77,9 +83,51 @@ def _users(module: object) -> bool:
     return known[1]
 
 
-def same_module(module: types.ModuleType) -> tuple[object, ...]:
-    """What `loaded_state` tells a module apart by (its spec, its number of
-    names), with its file and name: witnessed by what is kept for one
-    module while others are loaded (`libstate._OTHERS`, `libcode._CHAINS`)."""
-    space = vars(module)
-    return module.__spec__, len(space), space.get("__file__"), space.get("__name__")
+def _files(users: Users) -> tuple[object, ...]:
+    """Each module's `file_state` in `users`: one stat per module and set
+    of modules, whichever rules ask (`EachModule`)."""
+    if _FILES[0] is not users:
+        _FILES[:] = [users, tuple(file_state(m.__file__) for m in users[1])]  # type: ignore[arg-type]
+    return _FILES[1]  # type: ignore[no-any-return]
+
+
+_FILES: list[Any] = [None, ()]
+
+
+class EachModule(Generic[T]):
+    """A rule's answer for each of the user's modules loaded (`answers`),
+    kept from one `loaded_state` to the next: built anew, every loaded
+    module was looked into again at each import, and a program importing N
+    modules as it goes (a notebook, a test worker collecting) paid O(N^2).
+    A module imported since is asked about; one dropped is no longer
+    counted; one reloaded (a new module object, a new spec), whose number
+    of names or file (its stat, taken once per set of modules) changed, or
+    for which anything else its answer read (witnessed while it was worked
+    out; `holds`, what the rule checks itself) gives another value now, is
+    asked again. Only a module shown unchanged keeps its answer."""
+
+    def __init__(self, compute: Callable[[types.ModuleType, Any], T], holds: Callable[[T], bool] | None = None) -> None:
+        self._compute, self._holds = compute, holds
+        # (id of a module, the rule's key) -> (the module, its spec, number of names, file, answer, witness)
+        self._kept: dict[tuple[int, Hashable], tuple[types.ModuleType, object, int, object, T, Witness]] = {}
+
+    def answers(self, users: Users, key: Hashable) -> list[T]:
+        """The answer for each module of `users` (`loaded_state`), in order."""
+        kept, out, holds = self._kept, [], self._holds
+        for module, spec, size, file in zip(users[1], users[2], users[3], _files(users), strict=True):
+            hit = kept.get((id(module), key))
+            if not (
+                hit is not None and hit[0] is module and hit[1] is spec and hit[2] == size
+                and (hit[3] is file or same(hit[3], file)) and ((hit[5].alone and not hit[5].calls) or hit[5].holds(files=False))
+                and (holds is None or holds(hit[4]))
+            ):  # fmt: skip
+                with recording(Witness()) as witness:
+                    answer = self._compute(module, key)  # an error is not kept: asked again, it raises again
+                if len(kept) >= 16384:  # modules made and dropped again and again (tests)
+                    kept.clear()
+                hit = kept[id(module), key] = (module, spec, size, file, answer, witness)
+            out.append(hit[4])
+        return out
+
+    def clear(self) -> None:
+        self._kept.clear()
