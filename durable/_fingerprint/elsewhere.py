@@ -220,29 +220,40 @@ def _lookup(
     return found, writers, kept
 
 
-def _build(state: Users, index: _Index) -> _Index:
-    """`index` made that of `state`: the writes of a module dropped, or
-    placed again (`_PLACED`: reloaded, its file or number of names changed,
-    a name they went through bound anew), taken out; those of a module
-    imported or placed again put in; the others' kept where they are."""
+def _build(state: Users, before: _Index) -> _Index:
+    """The index of `state` made from `before` (that of the set of modules
+    before): the writes of a module dropped, or placed again (`_PLACED`:
+    reloaded, its file or number of names changed, a name they went
+    through bound anew), taken out; those of a module imported or placed
+    again put in; the others' kept where they are. A new index, `before`
+    untouched: another thread may be reading it."""
     placings = _PLACED.answers(state, None)
     now = {id(m): placing for m, placing in zip(state[1], placings, strict=True)}
+    index = _Index(state)
+    index.names, index.objects, index.anywhere = before.names.copy(), before.objects.copy(), before.anywhere.copy()
     tables = {"names": index.names, "objects": index.objects, "anywhere": index.anywhere}
-    for key, (writer, placing) in list(index.mine.items()):
-        if now.get(key) is not placing:
-            del index.mine[key]
-            for table, at in {(table, at) for table, at, _, _ in placing[1]}:
-                kept = [e for e in tables[table][at] if e[0] is not writer]
-                tables[table][at] = kept
-                if not kept:
-                    del tables[table][at]
+    mine: set[tuple[str, object]] = set()  # the lists made for `index`: `before`'s stay as they were
+
+    def own(table: str, at: object) -> list[Entry]:
+        if (table, at) not in mine:
+            mine.add((table, at))
+            tables[table][at] = list(tables[table].get(at, ()))
+        return tables[table][at]
+
+    for key, (writer, placing) in before.mine.items():
+        if now.get(key) is placing:
+            index.mine[key] = (writer, placing)
+            continue
+        for table, at, _, _ in placing[1]:
+            own(table, at)[:] = [e for e in own(table, at) if e[0] is not writer]
     for writer, placing in zip(state[1], placings, strict=True):
         if id(writer) not in index.mine:
             index.mine[id(writer)] = (writer, placing)
             for table, at, entry, _ in placing[1]:
-                tables[table].setdefault(at, []).append(entry)
-    index.state = state
-    index.found.clear()  # a write added or taken out: any lookup may differ
+                own(table, at).append(entry)
+    for table, at in mine:
+        if not tables[table][at]:
+            del tables[table][at]
     return index
 
 

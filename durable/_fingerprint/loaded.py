@@ -86,12 +86,13 @@ def _users(module: object) -> bool:
 def _files(users: Users) -> tuple[object, ...]:
     """Each module's `file_state` in `users`: one stat per module and set
     of modules, whichever rules ask (`EachModule`)."""
-    if _FILES[0] is not users:
-        _FILES[:] = [users, tuple(file_state(m.__file__) for m in users[1])]  # type: ignore[arg-type]
-    return _FILES[1]  # type: ignore[no-any-return]
+    kept = _FILES[0]  # one tuple: another thread may put another set's in meanwhile
+    if kept[0] is not users:
+        kept = _FILES[0] = (users, tuple(file_state(m.__file__) for m in users[1]))  # type: ignore[arg-type]
+    return kept[1]
 
 
-_FILES: list[Any] = [None, ()]
+_FILES: list[tuple[object, tuple[object, ...]]] = [(None, ())]
 
 
 class EachModule(Generic[T]):
