@@ -109,24 +109,26 @@ class EachModule(Generic[T]):
 
     def __init__(self, compute: Callable[[types.ModuleType, Any], T], holds: Callable[[T], bool] | None = None) -> None:
         self._compute, self._holds = compute, holds
-        # (id of a module, the rule's key) -> (the module, its spec, number of names, file, answer, witness)
-        self._kept: dict[tuple[int, Hashable], tuple[types.ModuleType, object, int, object, T, Witness]] = {}
+        # the rule's key -> id of a module -> (the module, its spec, number of names,
+        # file, answer, the witness of what else it read or None when it read nothing else)
+        self._kept: dict[Hashable, dict[int, tuple[types.ModuleType, object, int, object, T, Witness | None]]] = {}
 
     def answers(self, users: Users, key: Hashable) -> list[T]:
         """The answer for each module of `users` (`loaded_state`), in order."""
-        kept, out, holds = self._kept, [], self._holds
+        kept, out, holds = self._kept.setdefault(key, {}), [], self._holds
         for module, spec, size, file in zip(users[1], users[2], users[3], _files(users), strict=True):
-            hit = kept.get((id(module), key))
+            hit = kept.get(id(module))
             if not (
                 hit is not None and hit[0] is module and hit[1] is spec and hit[2] == size
-                and (hit[3] is file or same(hit[3], file)) and ((hit[5].alone and not hit[5].calls) or hit[5].holds(files=False))
-                and (holds is None or holds(hit[4]))
+                and (hit[3] == file if type(file) is bytes else same(hit[3], file))
+                and (hit[5] is None or hit[5].holds(files=False)) and (holds is None or holds(hit[4]))
             ):  # fmt: skip
                 with recording(Witness()) as witness:
                     answer = self._compute(module, key)  # an error is not kept: asked again, it raises again
                 if len(kept) >= 16384:  # modules made and dropped again and again (tests)
                     kept.clear()
-                hit = kept[id(module), key] = (module, spec, size, file, answer, witness)
+                read = witness if witness.calls or not witness.alone else None  # its files are `file`
+                hit = kept[id(module)] = (module, spec, size, file, answer, read)
             out.append(hit[4])
         return out
 
