@@ -11,9 +11,11 @@ import operator
 import sys
 import types
 from collections.abc import Callable, Hashable
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from .imports import user_module
+from .memorule import Memo
 from .witness import Witness, file_state, recording, same
 
 T = TypeVar("T")
@@ -97,40 +99,43 @@ _FILES: list[tuple[object, tuple[object, ...]]] = [(None, ())]
 
 class EachModule(Generic[T]):
     """A rule's answer for each of the user's modules loaded (`answers`),
-    kept from one `loaded_state` to the next: built anew, every loaded
-    module was looked into again at each import, and a program importing N
-    modules as it goes (a notebook, a test worker collecting) paid O(N^2).
-    A module imported since is asked about; one dropped is no longer
-    counted; one reloaded (a new module object, a new spec), whose number
-    of names or file (its stat, taken once per set of modules) changed, or
-    for which anything else its answer read (witnessed while it was worked
-    out; `holds`, what the rule checks itself) gives another value now, is
-    asked again. Only a module shown unchanged keeps its answer."""
+    kept from one `loaded_state` to the next under the one memo rule
+    (`Memo`: held by the module, reused while what it read gives the same
+    again): built anew, every loaded module was looked into again at each
+    import, and a program importing N modules as it goes (a notebook, a
+    test worker collecting) paid O(N^2). A module imported since is asked
+    about; one dropped is no longer counted; one reloaded (a new module
+    object, a new spec), whose number of names or file (its stat, taken
+    once per set of modules for every rule) changed, or for which anything
+    else its answer read (its witness; `holds`, what the rule checks
+    itself) gives another value now, is asked again."""
 
     def __init__(self, compute: Callable[[types.ModuleType, Any], T], holds: Callable[[T], bool] | None = None) -> None:
         self._compute, self._holds = compute, holds
-        # the rule's key -> id of a module -> (the module, its spec, number of names,
-        # file, answer, the witness of what else it read or None when it read nothing else)
-        self._kept: dict[Hashable, dict[int, tuple[types.ModuleType, object, int, object, T, Witness | None]]] = {}
+        # (id of a module, the rule's key) -> its spec, number of names, file and answer
+        self._memo: Memo[tuple[object, int, object, T]] = Memo(size=16384)
 
     def answers(self, users: Users, key: Hashable) -> list[T]:
         """The answer for each module of `users` (`loaded_state`), in order."""
-        kept, out, holds = self._kept.setdefault(key, {}), [], self._holds
+        memo, out, holds = self._memo, [], self._holds
         for module, spec, size, file in zip(users[1], users[2], users[3], _files(users), strict=True):
-            hit = kept.get(id(module))
-            if not (
-                hit is not None and hit[0] is module and hit[1] is spec and hit[2] == size
-                and (hit[3] == file if type(file) is bytes else same(hit[3], file))
-                and (hit[5] is None or hit[5].holds(files=False)) and (holds is None or holds(hit[4]))
+            hit = memo.entry((id(module), key))
+            if (
+                hit is not None and hit[0] is module and hit[1][0] is spec and hit[1][1] == size
+                and (hit[1][2] == file if type(file) is bytes else same(hit[1][2], file))
+                and (holds is None or holds(hit[1][3]))
+                and ((not hit[2].calls and hit[2].alone) or hit[2].holds(files=False))  # its files: `file`
             ):  # fmt: skip
-                with recording(Witness()) as witness:
-                    answer = self._compute(module, key)  # an error is not kept: asked again, it raises again
-                if len(kept) >= 16384:  # modules made and dropped again and again (tests)
-                    kept.clear()
-                read = witness if witness.calls or not witness.alone else None  # its files are `file`
-                hit = kept[id(module)] = (module, spec, size, file, answer, read)
-            out.append(hit[4])
+                out.append(hit[1][3])
+                continue
+            with recording(Witness()):  # what a module's answer read is its own, not the asker's
+                kept = memo.compute((id(module), key), module, partial(self._kept, module, key, (spec, size, file)))
+            out.append(kept[3])
         return out
 
+    def _kept(self, module: types.ModuleType, key: Hashable, marks: tuple[object, int, object]) -> tuple[object, int, object, T]:
+        """The answer with what `answers` tells the module apart by, taken before it (a change meanwhile is one)."""
+        return *marks, self._compute(module, key)
+
     def clear(self) -> None:
-        self._kept.clear()
+        self._memo.clear()
