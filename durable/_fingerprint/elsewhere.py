@@ -27,13 +27,16 @@ from typing import Any
 from .analysis import WHERE
 from .bindings import module_statements
 from .canon import node_hash
-from .loaded import Users, loaded_state
+from .loaded import EachModule, Users, loaded_state
 from .outside import _durable
-from .placed import MISSING, Entry, Read, changeable, placed
+from .placed import MISSING, Entry, Placed, Read, changeable, placed
 from .reach import module_label
 from .source import rewritten_by_pytest
 from .witness import file_state, remember, witnessed
 from .writes import ANY, CALLED
+
+# What `placed` gives for a module: what placing its writes read, where they landed.
+Placing = tuple[tuple[Read, ...], tuple[Placed, ...]]
 
 
 class _Index:
@@ -44,15 +47,16 @@ class _Index:
         self.names: dict[Any, list[Entry]] = {}  # (id of a namespace, name)
         self.objects: dict[Any, list[Entry]] = {}  # id of an object changed
         self.anywhere: dict[Any, list[Entry]] = {}  # a name of a module the text does not tell
-        self.held: list[object] = []  # what `objects` and `names` are keyed by: ids stay theirs
-        self.read: list[Read] = []  # what placing them read
+        # id of a module -> (it, where its writes landed and what placing them read,
+        # which holds what `objects` and `names` are keyed by: ids stay theirs)
+        self.mine: dict[int, tuple[types.ModuleType, Placing]] = {}
         # (id of a namespace, name) -> (namespace, what the name held, hashes, writers, entries)
         self.found: dict[tuple[int, str], tuple[Any, Any, tuple[str, ...], tuple[Any, ...], tuple[Entry, ...]]] = {}
 
     def roots_hold(self) -> bool:
         """Whether each name a write was followed through holds what it did
         (`target = other` at run time keeps the number of names)."""
-        return all(space.get(key, MISSING) is value for space, key, value in self.read)
+        return all(_reads_hold(placing) for _, placing in self.mine.values())
 
 
 def elsewhere_of(namespace: Mapping[str, Any], name: str, parts: dict[str, str] | None = None) -> tuple[str, ...]:
@@ -66,7 +70,7 @@ def elsewhere_of(namespace: Mapping[str, Any], name: str, parts: dict[str, str] 
     index = _index(full=True)
     hit = index.found.get((id(namespace), name))
     if (hit is None or hit[1] is not namespace.get(name, MISSING)) and not index.roots_hold():
-        index = _INDEX[0] = _build(loaded_state())  # a new name read, or one bound anew: checked
+        index = _INDEX[0] = _build(loaded_state(), index)  # a new name read, or one bound anew: checked
     found, writers, _ = _lookup(index, namespace, name)
     for writer in writers:
         if rewritten_by_pytest(vars(writer)):
@@ -186,7 +190,7 @@ def _index(full: bool) -> _Index:
     if not full and index.token == _token():
         return index
     state = loaded_state()
-    index = _build(state) if state is not index.state else index
+    index = _build(state, index) if state is not index.state else index
     index.token = _token()
     _INDEX[0] = index
     return index
@@ -216,16 +220,53 @@ def _lookup(
     return found, writers, kept
 
 
-def _build(state: Users) -> _Index:
+def _build(state: Users, before: _Index) -> _Index:
+    """The index of `state` made from `before` (that of the set of modules
+    before): the writes of a module dropped, or placed again (`_PLACED`:
+    reloaded, its file or number of names changed, a name they went
+    through bound anew), taken out; those of a module imported or placed
+    again put in; the others' kept where they are. A new index, `before`
+    untouched: another thread may be reading it."""
+    placings = _PLACED.answers(state, None)
+    now = {id(m): placing for m, placing in zip(state[1], placings, strict=True)}
     index = _Index(state)
+    index.names, index.objects, index.anywhere = before.names.copy(), before.objects.copy(), before.anywhere.copy()
     tables = {"names": index.names, "objects": index.objects, "anywhere": index.anywhere}
-    for writer in state[1]:
-        read, landed = placed(writer)
-        index.read += read
-        for table, key, entry, held in landed:
-            tables[table].setdefault(key, []).append(entry)
-            index.held.append(held)
+    mine: set[tuple[str, object]] = set()  # the lists made for `index`: `before`'s stay as they were
+
+    def own(table: str, at: object) -> list[Entry]:
+        if (table, at) not in mine:
+            mine.add((table, at))
+            tables[table][at] = list(tables[table].get(at, ()))
+        return tables[table][at]
+
+    for key, (writer, placing) in before.mine.items():
+        if now.get(key) is placing:
+            index.mine[key] = (writer, placing)
+            continue
+        for table, at, _, _ in placing[1]:
+            own(table, at)[:] = [e for e in own(table, at) if e[0] is not writer]
+    for writer, placing in zip(state[1], placings, strict=True):
+        if id(writer) not in index.mine:
+            index.mine[id(writer)] = (writer, placing)
+            for table, at, entry, _ in placing[1]:
+                own(table, at).append(entry)
+    for table, at in mine:
+        if not tables[table][at]:
+            del tables[table][at]
     return index
+
+
+def _placing(writer: types.ModuleType, _: object) -> Placing:
+    return placed(writer)
+
+
+def _reads_hold(placing: Placing) -> bool:
+    return all(space.get(key, MISSING) is value for space, key, value in placing[0])
+
+
+# Where each loaded module's writes land, kept while it is unchanged.
+_PLACED: EachModule[Placing] = EachModule(_placing, _reads_hold)
 
 
 _INDEX: list[_Index] = [_Index(None)]

@@ -17,7 +17,7 @@ import ast
 import re
 import types
 from collections.abc import Iterable, Mapping
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -25,11 +25,10 @@ from .atimport import _SETTERS, run_at_import
 from .canon import name_chains
 from .imports import import_user_module
 from .inplace import units
-from .loaded import Users, loaded_state, same_module
-from .memorule import Memo
+from .loaded import EachModule, Users, loaded_state
 from .reach import _followable
 from .source import current_text, parse, source_of
-from .witness import Witness, file_state, recording, witnessed
+from .witness import Witness, recording, witnessed
 
 
 def library_code(modules: Iterable[str]) -> list[object]:
@@ -45,14 +44,16 @@ def library_code(modules: Iterable[str]) -> list[object]:
 
 def _handed(users: Users, top: str) -> list[object]:
     """Once per set of loaded modules and library: not witnessed call by
-    call, as `libstate._loaded` is not."""
+    call, as `libstate._loaded` is not. Each module's name chains are kept
+    while it is unchanged (`EachModule`); what they name is looked up each time."""
     kept = _KEPT.get((id(users), top))
     if kept is None or kept[0] is not users:
         if len(_KEPT) >= 256:
             _KEPT.clear()
+        chains = _CHAINS.answers(users, top)
         with recording(Witness()):
-            chains = [(m, _CHAINS.get((id(m), top), m, partial(_kept_chains, m, top))) for m in users[1]]
-            found = [f for m, some in chains for c in some for f in _members(_walk(vars(m), c)) if _followable(f)]
+            found = [f for m, some in zip(users[1], chains, strict=True) for c in some
+                     for f in _members(_walk(vars(m), c)) if _followable(f)]  # fmt: skip
         kept = _KEPT[(id(users), top)] = (users, found)
     return kept[1]
 
@@ -61,19 +62,14 @@ def _handed(users: Users, top: str) -> list[object]:
 _KEPT: dict[tuple[int, str], tuple[object, list[object]]] = {}
 
 
-# (id of a module, a library) -> the name chains `_of_module` finds in its text:
-# a module imported meanwhile made a new `loaded_state`, and every loaded
-# module's text was looked into again. What they name is looked up each time.
-_CHAINS: Memo[tuple[tuple[str, ...], ...]] = Memo(size=16384)
-
-
 def _kept_chains(module: types.ModuleType, top: str) -> tuple[tuple[str, ...], ...]:
-    witnessed(same_module, module)
-    space = vars(module)
-    filename = space.get("__file__")
-    if isinstance(filename, str):
-        witnessed(file_state, filename)  # before reading: an edit meanwhile is a change
-    return _of_module(space, top)
+    return _of_module(vars(module), top)  # its file's stat is `EachModule`'s, taken before
+
+
+# The name chains `_of_module` finds in each loaded module's text, kept while the
+# module is unchanged: a module imported meanwhile made a new `loaded_state`, and
+# every loaded module's text was looked into again.
+_CHAINS: EachModule[tuple[tuple[str, ...], ...]] = EachModule(_kept_chains)
 
 
 def _of_module(space: Mapping[str, Any], top: str) -> tuple[tuple[str, ...], ...]:

@@ -15,7 +15,7 @@ import ast
 import re
 import types
 from collections.abc import Iterable, Iterator, Mapping
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -25,12 +25,11 @@ from .bindings import _body, _cells_of, binding_statements, module_statements
 from .canon import node_hash
 from .imports import body_imports, import_user_module
 from .inplace import units
-from .loaded import Users, loaded_state, same_module
-from .memorule import Memo
+from .loaded import EachModule, Users, loaded_state
 from .reach import module_label
 from .source import current_text, parse, rewritten_by_pytest, source_of
 from .values import hash_tokens
-from .witness import Witness, recording, witnessed
+from .witness import witnessed
 
 
 def library_parts(namespace: Mapping[str, Any], modules: Iterable[str]) -> dict[str, str]:
@@ -75,30 +74,32 @@ def _anywhere(namespace: Mapping[str, Any], module: str) -> list[str]:
 
 def _loaded(users: Users, module: str) -> list[str]:
     """Not witnessed call by call (a memo check asked each module's file
-    and names again): by the set of modules, which a reload changes."""
+    and names again): by the set of modules, which a reload changes. From
+    one set to the next, a module's own answer is kept while it is shown
+    unchanged (`EachModule`): a module imported meanwhile is looked into,
+    not every one loaded (collecting a test suite: a third of its time)."""
     kept = _LOADED.get((id(users), module))
     if kept is None or kept[0] is not users:
         if len(_LOADED) >= 256:
             _LOADED.clear()
-        with recording(Witness()):
-            found = [(m.__name__, _OTHERS.get((id(m), module), m, partial(_kept_other, m, module))) for m in users[1]]
-        hashes = sorted(h for _, some in found for h in some)
-        kept = _LOADED[(id(users), module)] = (users, hashes, [name for name, some in found if some])
+        found = _OTHERS.answers(users, module)
+        hashes = sorted(h for some in found for h in some)
+        names = [m.__name__ for m, some in zip(users[1], found, strict=True) if some]
+        kept = _LOADED[(id(users), module)] = (users, hashes, names)
     return kept[1]
 
 
 # (id of a `loaded_state`, a library) -> (that state, the hashes its modules' statements
 # setting it give, the names of those modules)
 _LOADED: dict[tuple[int, str], tuple[object, list[str], list[str]]] = {}
-# (id of a module, a library) -> `_other` of it: a module imported meanwhile made
-# a new `loaded_state` and every loaded module's text was looked into again, for
-# each library a step reads (collecting a test suite: a third of its time).
-_OTHERS: Memo[list[str]] = Memo(size=16384)
 
 
 def _kept_other(module: types.ModuleType, library: str) -> list[str]:
-    witnessed(same_module, module)  # besides what `_other` reads
     return _other(vars(module), library)
+
+
+# What each loaded module sets of a library, kept while the module is unchanged.
+_OTHERS: EachModule[list[str]] = EachModule(_kept_other)
 
 
 def _other(space: Mapping[str, Any], module: str) -> list[str]:

@@ -2,7 +2,8 @@
 object asked about and everything it was computed from (its `witness`)
 gives the same again; else computed afresh. The fingerprints of steps
 (`memo`), and the parts of an analysis that are the same for many of them
-(`libstate`: what each loaded module sets of a library), are kept by it.
+(`loaded.EachModule`: what each loaded module sets of a library, hands to
+one, writes of another module's globals), are kept by it.
 
 Pure standard library."""
 
