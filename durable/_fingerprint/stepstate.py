@@ -1,5 +1,6 @@
 """The module-level names a step changes that another step or a workflow
-reads (`state_written`): a replay cannot redo the change (`_core.written`).
+reads (`state_written`), or that its own next call reads back
+(`state_reread`): a replay cannot redo the change (`_core.written`).
 What a function reads that others change is `stateread`'s. A class counts as such a
 value: written by name (`Cfg.mode = m`) or by its own method through
 `cls`, `type(self)` or `self.__class__`; read where an attribute written is
@@ -35,6 +36,7 @@ from .written import drawn_in, method, written_in
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WRITTEN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _LOGGED: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
+_REREAD: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _Def = tuple[ast.AST, frozenset[str], "str | None"]  # a step or workflow, the names it uses, its class
 _DEFS: dict[int, tuple[ast.AST, list[_Def]]] = {}
 
@@ -61,12 +63,36 @@ def state_logged(fn: Any) -> tuple[str, ...]:
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         return ()
-    return by_code(_LOGGED, code, lambda: _written_read(fn, code, logs=True))
+    # What its own next call reads back (`state_reread`) counts by process too, as a log
+    # does: in this process the object holds each earlier call's write, however many.
+    return by_code(_LOGGED, code, lambda: tuple(sorted({*_written_read(fn, code, logs=True), *_reread_only(fn)})))
 
 
-def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
+def _reread_only(fn: Any) -> set[str]:
+    """What `fn`'s next call reads back that no other step reads (those count by content)."""
+    return set(state_reread(fn)) - set(state_written(fn))
+
+
+def state_reread(fn: Any) -> tuple[str, ...]:
+    """The globals, and the cells of its closure, that `fn` writes and its
+    own code reads back (`ACC.append(x); return list(ACC)`, `nonlocal n; n
+    += 1; return n`, `MEMORY.remember(x)` returning `self.seen`), when the
+    step may be called again in a run (`hiddenrng.called_again`): a replay
+    of one call leaves them as the import made them, and the next call,
+    live, computes on what they lack (`[2]` where an uninterrupted run
+    gives `[1, 2]`). Not one only written (a log it never reads), nor a
+    memo only filled (`if k not in C: C[k] = f(k)`: a fresh process fills
+    it alike, each entry made by its key alone); () for a step called once."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return ()
+    return by_code(_REREAD, code, lambda: tuple(sorted({*_written_read(fn, code, False, True), *_written_read(fn, code, True, True)})))
+
+
+def _written_read(fn: Any, code: types.CodeType, logs: bool, itself: bool = False) -> tuple[str, ...]:
     """Those of the globals `fn` writes (`logs`: only those it counts or
-    logs in) that another step or workflow of its module reads."""
+    logs in) that another step or workflow of its module reads; `itself`:
+    that its own code reads, and the cells of its closure, when called again."""
     globs = getattr(fn, "__globals__", None)
     src = source_of(code.co_filename, globs)
     if src.tree is None or not runs_this_source(code, src, globs):
@@ -80,10 +106,12 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     via = [*plain, *(m for _, m in [*called, *held_methods([*own, *plain], globs or {})])]
     through = {c for c, m in called if _changes_own_class(m, *_first_of(m), logs=False)}
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
-    # = v` on a dict a factory made): no module-level value.
-    theirs = {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
+    # = v` on a dict a factory made): no module-level value another step reads;
+    # but its own next call does (`itself`).
+    theirs = {*code.co_varnames, *code.co_cellvars, *([] if itself else code.co_freevars)}
     selves = (_selves(globs or {}), str((globs or {}).get("__name__", "")))  # `import flow as me; me.LOG.append(x)`
     written = (written_in(own, False, globs) | hidden_writes(own, src.tree, *selves) | _through_class(fn, own, globs, logs=False)) - theirs
+    written |= {n for d in own for g in walk(d) if itself and isinstance(g, ast.Nonlocal) for n in g.names}  # `nonlocal n; n = n + 1`
     written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree, *selves)) - local_names(via))
     written |= (theirs_too := helper_writes([*own, *plain], globs or {}, False, src.tree))  # `helpers.log(x)`, another module's
     objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if ANY not in written and (n not in written or only_called(n, [*own, *via]))}
@@ -101,7 +129,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     unnamed = UNNAMED | _selves(globs or {})
     others = [
         (d, names, seen | written if seen & unnamed else seen, owner)
-        for d, names, owner in _durable_defs(src.tree) if id(d) not in mine
+        for d, names, owner in _durable_defs(src.tree, own if itself else []) if (id(d) in mine) is itself
         for seen in [reached_held(names, src.tree, globs or {})]
     ]  # fmt: skip
     direct = written - {ANY}
@@ -134,6 +162,8 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
             read.discard(name)
     # A draw (`RNG.random()`, `next(IT)`) reads what it changes: the step called again reads it too.
     tree = src.tree
+    if itself:  # its next call is the reader
+        return tuple(sorted(read)) if read and called_again(tree, code.co_name, globs or {}) else ()
     drawn = set() if logs else drawn_in(own, globs or {}, lambda: called_again(tree, code.co_name, globs or {})) & direct
     return tuple(sorted(read | drawn))
 
@@ -260,12 +290,13 @@ def _within(target: ast.AST, first: str, on_class: bool) -> bool:
     return False
 
 
-def _durable_defs(tree: ast.AST) -> list[_Def]:
+def _durable_defs(tree: ast.AST, own: list[ast.AST]) -> list[_Def]:
     """The steps and workflows of a module, each with the names it uses and
-    the class whose method it is (None for a function)."""
+    the class whose method it is (None for a function); and `own`, the
+    definitions of a function run as a step (a `loop_over` item's)."""
     seen = _DEFS.get(id(tree))
     if seen is not None and seen[0] is tree:
-        return seen[1]
+        return seen[1] + [(d, stepreach.names_used(d), None) for d in own if all(d is not o for o, _, _ in seen[1])]
     ours = [n for n in walk(tree) if isinstance(n, _FUNCS) and any(map(is_our_decorator, n.decorator_list))]
     # A method reads its class's attributes without naming it (`self.mode`, `cls.mode`).
     owners = {id(d): c.name for c in getattr(tree, "body", ()) if isinstance(c, ast.ClassDef) for d in c.body}
@@ -276,4 +307,4 @@ def _durable_defs(tree: ast.AST) -> list[_Def]:
     if len(_DEFS) > 256:
         _DEFS.clear()
     _DEFS[id(tree)] = (tree, found)
-    return found
+    return _durable_defs(tree, own)
