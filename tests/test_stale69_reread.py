@@ -63,6 +63,8 @@ REFUSED = {
         "W",
     ),
 }
+# A mutable default it appends to: refused before too, as an object it was given and changed.
+DEFAULT = "@durable.step\ndef default(x, acc=[]):\n    count('default')\n    acc.append(x)\n    return list(acc)"
 # Resumed: (the definitions, the value an uninterrupted run returns).
 RESUMED = {
     "logs": ("LOG = []\n@durable.step\ndef logs(x):\n    count('logs')\n    LOG.append(x)\n    return x", [1, 2]),
@@ -139,7 +141,7 @@ for mode in os.environ["MODES"].split():
     except RuntimeError as e:
         print(mode, "failed", e)
 """
-MODES = [*REFUSED, *RESUMED, "once", "outer_once", "items"]
+MODES = [*REFUSED, "default", *RESUMED, "once", "outer_once", "items"]
 
 
 def _said(out: str) -> dict[str, str]:
@@ -147,8 +149,8 @@ def _said(out: str) -> dict[str, str]:
 
 
 def test_a_step_reading_back_its_own_earlier_write_is_refused_not_replayed_stale(tmp_path: Path) -> None:
-    defs = [text for text, _ in [*REFUSED.values(), *RESUMED.values()]]
-    flows = [WF.format(mode=m, first="put" if m == "other" else m) for m in [*REFUSED, *RESUMED]]
+    defs = [text for text, _ in [*REFUSED.values(), *RESUMED.values()]] + [DEFAULT]
+    flows = [WF.format(mode=m, first="put" if m == "other" else m) for m in [*REFUSED, "default", *RESUMED]]
     (tmp_path / "flow69.py").write_text(HEAD + "\n\n".join(defs) + "\n" + "".join(flows) + ONCE)
     (tmp_path / "count.fail").write_text("")
     first = _said(run_each([(tmp_path, RUN, {"MODES": " ".join(MODES), "STOP": "1"})])[0])
@@ -162,7 +164,10 @@ def test_a_step_reading_back_its_own_earlier_write_is_refused_not_replayed_stale
         said = second[mode]
         assert said.startswith(f"{mode} refused") and f"{state}, which " in said, said
         assert counts.count(mode) == 1 + (mode == "glist") * 2, counts  # the first call alone, in the first process
-    assert f"{REFUSED['glist'][1]}, which glist writes and another step reads (glist itself, at its next call)" in second["glist"]
+    assert "default changed an object it was given" in second["default"] and counts.count("default") == 1, second
+    assert "ACC, which glist writes and reads back at its next call, is not as glist left it" in second["glist"]
+    assert "INNER, which outer writes and reads back at its next call" in second["outer"], second
+    assert "is not the call made there now (what a step wrote" in second["glist"], second
     assert "on_change='rerun'" in second["glist"] and second["rerun"] == "rerun value [[1], [1, 2]]", second
     for mode, (_, value) in RESUMED.items():
         assert second[mode] == f"{mode} value {value}", second
