@@ -71,6 +71,12 @@ RESUMED = {
     "reads": ("LIMIT = [5]\n@durable.step\ndef reads(x):\n    count('reads')\n    return x + LIMIT[0]", [6, 7]),
     # The entry for a key is made by the key alone: filled again alike in a new process.
     "memo": ("C = {}\n@durable.step\ndef memo(x):\n    count('memo')\n    if x not in C:\n        C[x] = x * 10\n    return C[x]", [10, 20]),
+    # The same memo in a closure's cell.
+    "cmemo": (
+        "def make_memo():\n    cache = {}\n    @durable.step\n    def cmemo(x):\n        count('cmemo')\n"
+        "        if x not in cache:\n            cache[x] = x * 10\n        return cache[x]\n    return cmemo\ncmemo = make_memo()",
+        [10, 20],
+    ),
 }
 ONCE = '''
 ONCE = []

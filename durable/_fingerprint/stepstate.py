@@ -81,8 +81,9 @@ def state_reread(fn: Any) -> tuple[str, ...]:
     of one call leaves them as the import made them, and the next call,
     live, computes on what they lack (`[2]` where an uninterrupted run
     gives `[1, 2]`). Not one only written (a log it never reads), nor a
-    memo only filled (`if k not in C: C[k] = f(k)`: a fresh process fills
-    it alike, each entry made by its key alone); () for a step called once."""
+    memo only filled (`if k not in C: C[k] = f(k)`, a factory's `cache =
+    {}` too: a fresh process fills it alike, each entry made by its key
+    alone); () for a step called once."""
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         return ()
@@ -143,7 +144,9 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool, itself: bool = Fals
     read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - stepreach.written_only(d, src.tree, written, id(d) in foreign, globs)}
     read -= unread({n: a for n, a in objects.items() if n in read}, others, foreign, src.tree, globs or {})
     # A memo or lazy client only filled, here alone (`if k not in CACHE: CACHE[k] = ...`): filled again alike.
-    read = {n for n in read if n in theirs_too or any(n in x for d, _, x, _ in others if id(d) in foreign) or not memo_only(src.tree, n)}
+    cells = frozenset(code.co_freevars) if itself else frozenset()  # a memo a factory made: `cache = {}` in it
+    read = {n for n in read if n in theirs_too or any(n in x for d, _, x, _ in others if id(d) in foreign)
+            or not memo_only(_factory_body(src.tree, own) if n in cells else src.tree, n)}  # fmt: skip
     for name in [n for n in read & direct if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps);
@@ -166,6 +169,16 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool, itself: bool = Fals
         return tuple(sorted(read)) if read and called_again(tree, code.co_name, globs or {}) else ()
     drawn = set() if logs else drawn_in(own, globs or {}, lambda: called_again(tree, code.co_name, globs or {})) & direct
     return tuple(sorted(read | drawn))
+
+
+def _factory_body(tree: ast.AST, own: list[ast.AST]) -> ast.AST:
+    """The body of the function `own` is defined in, as a module of its
+    own: where the cells of its closure are bound (`cache = {}`)."""
+    parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    node = parents.get(id(own[0])) if len(own) == 1 else None
+    while node is not None and not isinstance(node, _FUNCS):
+        node = parents.get(id(node))
+    return ast.Module(body=node.body, type_ignores=[]) if node is not None else ast.Module(body=[], type_ignores=[])
 
 
 def _selves(globs: Mapping[str, Any]) -> frozenset[str]:
