@@ -188,12 +188,13 @@ NO_DIGEST = "cannot be digested"  # an argument's change, as `changed_arguments`
 
 # How a refusal says a step's write that another step reads is undone (`changed._written`).
 NOT_AS_LEFT = "writes and another step reads"
+READ_BACK = "writes and reads back at its next call"  # and one its own next call reads (`state_reread`)
 
 
 def other_call(changed: Mapping[str, str]) -> str:
     """How a refusal at a position opens: not "other arguments" when a write
     the replay cannot redo may be the cause, which each step's line names first."""
-    if any(NOT_AS_LEFT in why for why in changed.values()):
+    if any(NOT_AS_LEFT in why or READ_BACK in why for why in changed.values()):
         return "is not the call made there now (what a step wrote, or its arguments)"
     return "was made by a call with other arguments"
 

@@ -166,7 +166,7 @@ for name in {names!r}:
     except durable.Suspended:
         print(name, "suspended")
     except durable.DefinitionChangedError as e:
-        print(name, "refused" if "writes and another step reads" in str(e) or "PIPE changed" in str(e) else e)
+        print(name, "refused" if "writes and another step reads" in str(e) or "reads back at its next call" in str(e) or "PIPE changed" in str(e) else e)
 """
 
 

@@ -13,7 +13,8 @@ import collections
 import types
 from typing import Any
 
-from .._fingerprint.stepstate import state_read, state_written
+from .._fingerprint.stateread import state_read
+from .._fingerprint.stepstate import state_written
 from .bound import unbound
 from .written import plain_functions, plain_steps
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errortext import NOT_AS_LEFT, and_list, preview_of
+from .._errortext import NOT_AS_LEFT, READ_BACK, and_list, preview_of
 from .._storage.records import INPUT_KIND, StepRecord
 from .content import Undigestable, content_of
 from .identity import is_token, value_digest
 from .named import NAMED
-from .written import WRITERS
+from .written import REREAD, WRITERS
 
 
 def arguments_changed(
@@ -62,10 +62,15 @@ def _written(name: str, fp: str) -> str:
     names = WRITERS.get((name, fp))
     if not names:
         return ""
+    # Read back by the step's own next call (`state_reread`): said so, as nothing else reads it.
+    again = REREAD.get((name, fp), ())
+    which = READ_BACK if again and set(again) >= set(names) else NOT_AS_LEFT
+    itself = f" ({and_list(again)}: {name} itself, at its next call)" if again and which == NOT_AS_LEFT else ""
     return (
-        f"{and_list(names)}, which {name} {NOT_AS_LEFT}, {'are' if len(names) > 1 else 'is'} "
+        f"{and_list(names)}, which {name} {which}{itself}, {'are' if len(names) > 1 else 'is'} "
         f"not as {name} left it (in a new process, as the import made it): a replay cannot redo "
         "that write (fail closed); return the new state from the step and pass it on instead"
+        + (" (return what its next call needs and hand it that), or re-run from here (on_change='rerun')" if again else "")
     )
 
 

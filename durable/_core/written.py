@@ -20,7 +20,7 @@ from .._fingerprint.helperreads import MISSING, global_value
 from .._fingerprint.hiddenrng import hidden_state
 from .._fingerprint.reach import is_user_code, target_of
 from .._fingerprint.references import referenced_objects
-from .._fingerprint.stepstate import state_logged, state_written
+from .._fingerprint.stepstate import state_logged, state_reread, state_written
 from .._fingerprint.userclasses import users_class
 from .bound import _step_function
 from .identity import _IMMUTABLE, is_token, value_digest
@@ -28,6 +28,8 @@ from .identity import _IMMUTABLE, is_token, value_digest
 # (step name, its fingerprint) -> the module-level values it writes that another
 # step reads: steps of one name in two modules are two steps (`changed._written`).
 WRITERS: dict[tuple[str, str], tuple[str, ...]] = {}
+# Those of them it reads back itself, at a later call (`stepstate.state_reread`).
+REREAD: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
 def with_written(fn: object, digest: str, name: str = "", fp: str = "") -> str:
@@ -61,7 +63,9 @@ def with_written(fn: object, digest: str, name: str = "", fp: str = "") -> str:
         return digest
     if len(WRITERS) > 1024:
         WRITERS.clear()
+        REREAD.clear()
     WRITERS[name, fp] = tuple(n for _, names, logged in found for n in names + logged)
+    REREAD[name, fp] = tuple(n for w, _, _ in found for n in state_reread(w))
     taken: list[Any] = []
     for writer, names, logged in found:
         taken += _taken(writer, names, logged)
@@ -212,9 +216,13 @@ def made_here(fn: object) -> str | None:
 
 def _values(target: object, names: tuple[str, ...]) -> dict[str, object]:
     """What the written `names` hold now: globals of `target`'s module, or
-    another module's that its helpers keep (`tally._L`)."""
+    another module's that its helpers keep (`tally._L`); the cells of its
+    closure (`nonlocal n`: `state_reread`), as the cell itself, which
+    holds the count for as long as the closure lives."""
     globs = getattr(target, "__globals__", {})
-    return {n: v for n in names if (v := global_value(globs, n)) is not MISSING}
+    code, cells = getattr(target, "__code__", None), getattr(target, "__closure__", None) or ()
+    mine = dict(zip(code.co_freevars, cells, strict=True)) if isinstance(code, types.CodeType) else {}
+    return {n: v for n in names if (v := mine.get(n, MISSING) if n in mine else global_value(globs, n)) is not MISSING}
 
 
 def held(value: object) -> str:

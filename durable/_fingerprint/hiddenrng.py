@@ -164,14 +164,15 @@ def stands_for(value: object) -> str | None:
     return "numpy.random" if owner is getattr(sys.modules.get("numpy.random.mtrand"), "_rand", random) else None
 
 
-def called_again(tree: ast.AST, name: str, globs: Mapping[str, Any]) -> bool:
+def called_again(tree: ast.AST, name: str, globs: Mapping[str, Any], depth: int = 0) -> bool:
     """Whether the step `name` of the module whose tree is `tree` (in a
     notebook, of the cells run so far) may be called more than once in a
     run: named more than once (`name` or `x.name`; where the module names it
     nowhere, in the user's modules loaded: `from steps import a` in the
     workflow's), or once but not as a call of a workflow's own statements
     outside a loop (`loop_over(name, items)`, in a `for`, in a helper), or
-    not at all (none can tell). A step drawing from a seeded hidden
+    not at all (none can tell); called once by another step's statements,
+    as often as that step is. A step drawing from a seeded hidden
     generator and called again reads what its call before left: its replay
     in a new process leaves the generator where the next call draws the
     first value again."""
@@ -188,10 +189,16 @@ def called_again(tree: ast.AST, name: str, globs: Mapping[str, Any]) -> bool:
         return True
     above = found[0]
     home = next((n for n in reversed(above) if isinstance(n, _SCOPES)), None)
-    if not isinstance(home, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _workflow(home):
+    if not isinstance(home, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return True
     inside = above[above.index(home) + 1 :]
-    return not isinstance(inside[-1], ast.Call) or any(isinstance(n, _LOOPS) for n in inside)
+    call = inside[-1] if inside else None  # what names it: called, not handed on (`loop_over(name, xs)`)
+    func = call.func if isinstance(call, ast.Call) else None
+    if getattr(func, "id", getattr(func, "attr", None)) != name or any(isinstance(n, _LOOPS) for n in inside):
+        return True
+    if _decorated(home, "workflow"):
+        return False
+    return not _decorated(home, "step") or depth > 8 or called_again(tree, home.name, globs, depth + 1)
 
 
 @lru_cache(maxsize=1024)
@@ -220,8 +227,8 @@ def _parsed(text: str) -> ast.AST | None:
         return None
 
 
-def _workflow(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any("workflow" in ast.unparse(d) for d in fn.decorator_list)
+def _decorated(fn: ast.FunctionDef | ast.AsyncFunctionDef, kind: str) -> bool:
+    return any(kind in ast.unparse(d) for d in fn.decorator_list)
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)

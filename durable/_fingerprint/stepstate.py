@@ -1,10 +1,7 @@
-"""The module-level names a function reads that a function of its module
-changes as the program runs (`STATE[k] = v` in a step, `global RATE; RATE
-= r`): their value at a call is no part of its fingerprint, which counts a
-global by the statements binding it (`STATE = {}`), so a cached step reading
-one is keyed on its value too (`_core.cachekey`). And those a step changes
-that another step or a workflow reads (`state_written`): a replay cannot
-redo the change (`_core.bound.with_held`). A class counts as such a
+"""The module-level names a step changes that another step or a workflow
+reads (`state_written`), or that its own next call reads back
+(`state_reread`): a replay cannot redo the change (`_core.written`).
+What a function reads that others change is `stateread`'s. A class counts as such a
 value: written by name (`Cfg.mode = m`) or by its own method through
 `cls`, `type(self)` or `self.__class__`; read where an attribute written is
 read, by name or, in a method of the class, through `self` or `cls`.
@@ -27,34 +24,21 @@ from .heldobjects import held_methods, only_called
 from .heldreads import held_helpers, reached_held, unread
 from .helperreads import helper_readers, helper_writes
 from .hiddenrng import called_again, same_generator
-from .inplace import READERS, _changes
 from .kept import by_code
 from .nodes import walk
 from .objectstate import object_writes
-from .reach import code_objects, is_durable
+from .reach import is_durable
 from .selffills import filled_from_module, memo_only
 from .source import find_definitions, runs_this_source, source_of
 from .stepreach import ANY, UNNAMED, aliases, helpers, hidden_writes, local_names, methods, reached
 from .written import drawn_in, method, written_in
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_KNOWN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
-_CHANGED: dict[int, tuple[ast.AST, frozenset[str]]] = {}  # id of a module's tree -> (it, names)
 _WRITTEN: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _LOGGED: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
+_REREAD: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
 _Def = tuple[ast.AST, frozenset[str], "str | None"]  # a step or workflow, the names it uses, its class
 _DEFS: dict[int, tuple[ast.AST, list[_Def]]] = {}
-
-
-def state_read(fn: Any) -> tuple[str, ...]:
-    """The globals `fn` reads that another function of its module changes
-    in place or rebinds with `global`; not one `fn` changes itself (a
-    counter it bumps, even one whose count it returns: its own state, as
-    in its fingerprint); () when its source cannot be read."""
-    code = getattr(fn, "__code__", None)
-    if not isinstance(code, types.CodeType):
-        return ()
-    return by_code(_KNOWN, code, lambda: _analyse(fn, code))
 
 
 def state_written(fn: Any) -> tuple[str, ...]:
@@ -79,12 +63,37 @@ def state_logged(fn: Any) -> tuple[str, ...]:
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         return ()
-    return by_code(_LOGGED, code, lambda: _written_read(fn, code, logs=True))
+    # What its own next call reads back (`state_reread`) counts by process too, as a log
+    # does: in this process the object holds each earlier call's write, however many.
+    return by_code(_LOGGED, code, lambda: tuple(sorted({*_written_read(fn, code, logs=True), *_reread_only(fn)})))
 
 
-def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
+def _reread_only(fn: Any) -> set[str]:
+    """What `fn`'s next call reads back that no other step reads (those count by content)."""
+    return set(state_reread(fn)) - set(state_written(fn))
+
+
+def state_reread(fn: Any) -> tuple[str, ...]:
+    """The globals, and the cells of its closure, that `fn` writes and its
+    own code reads back (`ACC.append(x); return list(ACC)`, `nonlocal n; n
+    += 1; return n`, `MEMORY.remember(x)` returning `self.seen`), when the
+    step may be called again in a run (`hiddenrng.called_again`): a replay
+    of one call leaves them as the import made them, and the next call,
+    live, computes on what they lack (`[2]` where an uninterrupted run
+    gives `[1, 2]`). Not one only written (a log it never reads), nor a
+    memo only filled (`if k not in C: C[k] = f(k)`, a factory's `cache =
+    {}` too: a fresh process fills it alike, each entry made by its key
+    alone); () for a step called once."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return ()
+    return by_code(_REREAD, code, lambda: tuple(sorted({*_written_read(fn, code, False, True), *_written_read(fn, code, True, True)})))
+
+
+def _written_read(fn: Any, code: types.CodeType, logs: bool, itself: bool = False) -> tuple[str, ...]:
     """Those of the globals `fn` writes (`logs`: only those it counts or
-    logs in) that another step or workflow of its module reads."""
+    logs in) that another step or workflow of its module reads; `itself`:
+    that its own code reads, and the cells of its closure, when called again."""
     globs = getattr(fn, "__globals__", None)
     src = source_of(code.co_filename, globs)
     if src.tree is None or not runs_this_source(code, src, globs):
@@ -98,10 +107,12 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     via = [*plain, *(m for _, m in [*called, *held_methods([*own, *plain], globs or {})])]
     through = {c for c, m in called if _changes_own_class(m, *_first_of(m), logs=False)}
     # Not the locals (`out[k] = v`), nor the cells of its closure (`state[k]
-    # = v` on a dict a factory made): no module-level value.
-    theirs = {*code.co_varnames, *code.co_freevars, *code.co_cellvars}
+    # = v` on a dict a factory made): no module-level value another step reads;
+    # but its own next call does (`itself`).
+    theirs = {*code.co_varnames, *code.co_cellvars, *([] if itself else code.co_freevars)}
     selves = (_selves(globs or {}), str((globs or {}).get("__name__", "")))  # `import flow as me; me.LOG.append(x)`
     written = (written_in(own, False, globs) | hidden_writes(own, src.tree, *selves) | _through_class(fn, own, globs, logs=False)) - theirs
+    written |= {n for d in own for g in walk(d) if itself and isinstance(g, ast.Nonlocal) for n in g.names}  # `nonlocal n; n = n + 1`
     written |= through | ((written_in(via, False, globs) | hidden_writes(via, src.tree, *selves)) - local_names(via))
     written |= (theirs_too := helper_writes([*own, *plain], globs or {}, False, src.tree))  # `helpers.log(x)`, another module's
     objects = {n: a for n, a in object_writes([*own, *plain], globs or {}).items() if ANY not in written and (n not in written or only_called(n, [*own, *via]))}
@@ -119,7 +130,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     unnamed = UNNAMED | _selves(globs or {})
     others = [
         (d, names, seen | written if seen & unnamed else seen, owner)
-        for d, names, owner in _durable_defs(src.tree) if id(d) not in mine
+        for d, names, owner in _durable_defs(src.tree, own if itself else []) if (id(d) in mine) is itself
         for seen in [reached_held(names, src.tree, globs or {})]
     ]  # fmt: skip
     direct = written - {ANY}
@@ -133,7 +144,9 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
     read = {n for d, _, seen, _ in others if written & seen for n in (written & seen) - stepreach.written_only(d, src.tree, written, id(d) in foreign, globs)}
     read -= unread({n: a for n, a in objects.items() if n in read}, others, foreign, src.tree, globs or {})
     # A memo or lazy client only filled, here alone (`if k not in CACHE: CACHE[k] = ...`): filled again alike.
-    read = {n for n in read if n in theirs_too or any(n in x for d, _, x, _ in others if id(d) in foreign) or not memo_only(src.tree, n)}
+    cells = frozenset(code.co_freevars) if itself else frozenset()  # a memo a factory made: `cache = {}` in it
+    read = {n for n in read if n in theirs_too or any(n in x for d, _, x, _ in others if id(d) in foreign)
+            or not memo_only(_factory_body(src.tree, own) if n in cells else src.tree, n)}  # fmt: skip
     for name in [n for n in read & direct if isinstance((globs or {}).get(n), type)]:
         # A class: read only where one of the attributes `fn` writes is (a
         # workflow calling `Counted.first()` reads no `Counted.runs` it bumps);
@@ -152,8 +165,20 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool) -> tuple[str, ...]:
             read.discard(name)
     # A draw (`RNG.random()`, `next(IT)`) reads what it changes: the step called again reads it too.
     tree = src.tree
+    if itself:  # its next call is the reader
+        return tuple(sorted(read)) if read and called_again(tree, code.co_name, globs or {}) else ()
     drawn = set() if logs else drawn_in(own, globs or {}, lambda: called_again(tree, code.co_name, globs or {})) & direct
     return tuple(sorted(read | drawn))
+
+
+def _factory_body(tree: ast.AST, own: list[ast.AST]) -> ast.AST:
+    """The body of the function `own` is defined in, as a module of its
+    own: where the cells of its closure are bound (`cache = {}`)."""
+    parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    node = parents.get(id(own[0])) if len(own) == 1 else None
+    while node is not None and not isinstance(node, _FUNCS):
+        node = parents.get(id(node))
+    return ast.Module(body=node.body, type_ignores=[]) if node is not None else ast.Module(body=[], type_ignores=[])
 
 
 def _selves(globs: Mapping[str, Any]) -> frozenset[str]:
@@ -278,12 +303,13 @@ def _within(target: ast.AST, first: str, on_class: bool) -> bool:
     return False
 
 
-def _durable_defs(tree: ast.AST) -> list[_Def]:
+def _durable_defs(tree: ast.AST, own: list[ast.AST]) -> list[_Def]:
     """The steps and workflows of a module, each with the names it uses and
-    the class whose method it is (None for a function)."""
+    the class whose method it is (None for a function); and `own`, the
+    definitions of a function run as a step (a `loop_over` item's)."""
     seen = _DEFS.get(id(tree))
     if seen is not None and seen[0] is tree:
-        return seen[1]
+        return seen[1] + [(d, stepreach.names_used(d), None) for d in own if all(d is not o for o, _, _ in seen[1])]
     ours = [n for n in walk(tree) if isinstance(n, _FUNCS) and any(map(is_our_decorator, n.decorator_list))]
     # A method reads its class's attributes without naming it (`self.mode`, `cls.mode`).
     owners = {id(d): c.name for c in getattr(tree, "body", ()) if isinstance(c, ast.ClassDef) for d in c.body}
@@ -294,37 +320,4 @@ def _durable_defs(tree: ast.AST) -> list[_Def]:
     if len(_DEFS) > 256:
         _DEFS.clear()
     _DEFS[id(tree)] = (tree, found)
-    return found
-
-
-def _analyse(fn: Any, code: types.CodeType) -> tuple[str, ...]:
-    globs = getattr(fn, "__globals__", None)
-    src = source_of(code.co_filename, globs)
-    if src.tree is None or not runs_this_source(code, src, globs):
-        return ()
-    names = frozenset(n for c in code_objects(code) for n in c.co_names)
-    changed = _changed_by_functions(src.tree) & names
-    if not changed:
-        return ()
-    return tuple(sorted(changed - written_in(find_definitions(code, src))))
-
-
-def _changed_by_functions(tree: ast.AST) -> frozenset[str]:
-    """The names the functions of a module change in place (`STATE[k] =
-    v`, `LOG.append(x)`, `fill(STATE)`) or rebind with `global`."""
-    seen = _CHANGED.get(id(tree))
-    if seen is not None and seen[0] is tree:
-        return seen[1]
-    found = _changed_in([n for n in walk(tree) if isinstance(n, _FUNCS)])
-    if len(_CHANGED) > 256:
-        _CHANGED.clear()
-    _CHANGED[id(tree)] = (tree, found)
-    return found
-
-
-def _changed_in(defs: list[ast.AST]) -> frozenset[str]:
-    found: set[str] = set()
-    for fn in defs:
-        found.update(n for stmt in getattr(fn, "body", ()) for n in _changes(stmt, READERS))
-        found.update(n for g in walk(fn) if isinstance(g, ast.Global) for n in g.names)
-    return frozenset(found)
+    return _durable_defs(tree, own)
