@@ -106,8 +106,38 @@ def held_helpers(defs: list[ast.AST], tree: ast.AST, globs: Mapping[str, Any]) -
     through what globals hold (`reached_held`): where a step's write may be
     (`TOOLS["remember"](x)` doing `MEM.append(x)`)."""
     funcs = links(tree)[1]
-    named = reached_held(frozenset(n for d in defs for n in names_used(d)), tree, globs)
+    named = reached_held(frozenset(n for d in defs for n in names_used(d)), tree, globs) - _import_time_only(tree, globs)
     return [funcs[n] for n in sorted(named & funcs.keys()) if not any(d is funcs[n] for d in defs)]
+
+
+def _import_time_only(tree: ast.AST, globs: Mapping[str, Any]) -> frozenset[str]:
+    """The decorators of the module that ran at import and never again: each
+    use of the name is `@name` on a `def` whose global is still that `def`'s own
+    function (handed back, not wrapped: `TOOLS[fn.__name__] = fn; return fn`).
+    Calling a tool it registered does not run it, so its registering write is
+    not the step's (a decorator whose wrapper the global holds still counts)."""
+    uses: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            uses[node.id] = uses.get(node.id, 0) + 1
+    decorating: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Name):
+                    decorating.setdefault(deco.id, []).append(node.name)
+    return frozenset(
+        name for name, targets in decorating.items()
+        if uses.get(name) == len(targets) and all(_unwrapped(globs.get(t), t, globs.get("__name__")) for t in targets)
+    )  # fmt: skip
+
+
+def _unwrapped(value: object, name: str, module: object) -> bool:
+    code = getattr(value, "__code__", None)
+    return (
+        isinstance(value, types.FunctionType) and isinstance(code, types.CodeType) and code.co_name == name
+        and not hasattr(value, "__wrapped__") and value.__module__ == module
+    )  # fmt: skip
 
 
 def held_functions(names: frozenset[str], globs: Mapping[str, Any]) -> frozenset[str]:
