@@ -6,6 +6,7 @@ fails when pasted: what is not known is said in words instead."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from collections.abc import Callable, Sequence
@@ -287,6 +288,27 @@ def killed_ways(durable: str, store: Store, workflow: str, run_id: str, times: i
     again = f"with {_MAX}={more} set: {resume}" if resume.startswith("`") else f"{_MAX}={more} {resume}"
     return [head, f"  after fixing the cause (memory? a kill?), one more try (0: no limit): {again}",
             f"  or change the step, then: {run_line(durable, found, workflow, run_id, '--resume --on-change rerun')}",
+            f"  or start afresh: {restart}"]  # fmt: skip
+
+
+def refused_ways(durable: str, store: Store, workflow: str, run_id: str, flags: str = "") -> list[str]:
+    """What a run whose last resume was refused at its start (its code
+    changed since: `RunInfo.refused`) goes on with, for `durable show`: a
+    plain --resume (`flags`: its --input/--var) is refused again until the
+    code is put back; the refusal's own ways out besides."""
+    head = "  a plain resume is refused again while the code stays changed; the ways out:"
+    found = target(store, workflow, run_id)
+    restart = restart_command(durable, store, workflow, run_id, found=found)
+    if found == "":
+        fn = workflow.rpartition(".")[2]
+        return [head, f"  put the code back, then: {fn}.resume({run_id!r})",
+                f"  or re-run from the first change: {fn}.with_options(on_change='rerun').resume({run_id!r})",
+                f"  or continue with the old records: {fn}.with_options(rebase=True).resume({run_id!r})",
+                f"  or start afresh, {restart}"]  # fmt: skip
+    line = functools.partial(run_line, durable, found, workflow, run_id)
+    return [head, f"  put the code back, then: {line(('--resume ' + flags).strip())}",
+            f"  or re-run from the first change: {line(('--resume --on-change rerun ' + flags).strip())}",
+            f"  or continue with the old records: {line(('--resume --rebase-checkpoint ' + flags).strip())}",
             f"  or start afresh: {restart}"]  # fmt: skip
 
 

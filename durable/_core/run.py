@@ -38,7 +38,7 @@ from .entry import enter_run
 from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .killed import count_killed
-from .lifecycle import complete, error_summary, finish, refused, start
+from .lifecycle import checked_at_start, complete, error_summary, finish, refused, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, records_kept, result_run, without_leftovers
 from .ownstate import after_body
@@ -112,11 +112,10 @@ def run_locked(
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
     definition = as_left(flow.fn, as_run((flow.name, run_id), flow.definition), manifest)
-    policy = choose_policy(
-        manifest,
-        definition,
-        on_change=setting("on_change", on_change or flow.options.on_change),
-        rebase=flow.options.rebase or rebase,
+    on_change = setting("on_change", on_change or flow.options.on_change)
+    rebase = flow.options.rebase or rebase
+    policy = checked_at_start(
+        store, manifest, raw, lambda: choose_policy(manifest, definition, on_change=on_change, rebase=rebase)
     )
     digests = argument_digests(bound)
     if caller is not None:

@@ -73,6 +73,10 @@ class RunInfo(Frozen):
     # The durability level its last attempt wrote under, as its manifest notes
     # it ("fsync" on an object store, where every PUT is durable); None: not noted
     durability: str | None = None
+    # Why the last resume was refused before it ran anything ("code changed
+    # since: definition A -> B (changed: s)"): a plain resume is refused
+    # again until the code is put back. None once an attempt runs it.
+    refused: str | None = None
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -268,7 +272,16 @@ def _summary_info(store: Store, m: RunRecord, names: Iterable[str]) -> RunInfo:
         position, error, m.reason, parent, m.steps_total(position), resumes, store,
         top_level=sum(1 for p in steps if isinstance(p, int)),
         _older_code=bool(m.extra.get("older_code")), durability=noted_level(m.extra),
+        refused=None if status == "completed" else refused_text(m.extra.get("refused")),
     )  # fmt: skip
+
+
+def refused_text(noted: Any) -> str | None:
+    """What `lifecycle.REFUSED` notes ([recorded, refused, changed steps]), said."""
+    if not (isinstance(noted, list) and len(noted) == 3 and isinstance(noted[2], list)):
+        return None
+    changed = ", ".join(map(str, noted[2])) or "the workflow body"
+    return f"code changed since: definition {noted[0]} -> {noted[1]} (changed: {changed})"
 
 
 def first_gap(positions: Iterable[int]) -> int:
