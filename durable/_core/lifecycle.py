@@ -165,7 +165,8 @@ def refused(
     holder that had ended (refused) and counted a death nobody died. It
     ends `failed` with the refusal, the deaths this attempt counted kept
     (`killed.count_killed` keeps them past a refusal). If no attempt
-    recorded anything, the code refused made none of it (`UNMADE`); one that
+    recorded anything, the code refused made none of it (`UNMADE`, as
+    `made_nothing` flags a run failed so); one that
     did keeps the definition that made its records, found by `start`."""
     if before is None or before.extra.get(UNMADE):
         if not len(records):
@@ -181,6 +182,15 @@ def refused(
         if KILLED in manifest.extra:
             before.extra[KILLED] = manifest.extra[KILLED]
     write_manifest(store, before)
+
+
+def made_nothing(manifest: RunRecord, records: Any, items: Any, timers: Any) -> None:
+    """A run that ends (failed, interrupted) holding no record, no loop
+    item and no timer has nothing other code could replay stale: flagged
+    `UNMADE`, the fixed code runs it rather than being refused (`start`
+    clears the flag: an attempt that records keeps its definition)."""
+    if not (len(records) or items or timers):
+        manifest.extra[UNMADE] = True
 
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:
