@@ -33,7 +33,7 @@ _VALUED = frozenset({"--store", "--workflow", "-w"})  # options followed by thei
 def target(store: Store, workflow: str, run_id: str) -> str | None:
     """`durable run`'s target for a run, from the identity its body was
     fingerprinted under (`reach.identity`): `flow.py:main` for a function of
-    the script flow.py; "" for a notebook's or an interactive session's
+    the script flow.py (identified as `flow.main`, or `flow.py:main`); "" for a notebook's or an interactive session's
     (`__main__` without a file: no script defines it, `durable run` cannot
     load it); `pkg.flows:etl` for a module's function `etl` (the workflow
     named `etl`); None when not told (a `name=`, a method, a damaged manifest)."""
@@ -49,13 +49,18 @@ def target(store: Store, workflow: str, run_id: str) -> str | None:
     if identity.startswith("__main__.") and identity[9:].isidentifier():
         return ""
     file, colon, function = identity.partition(":")
-    if colon:
+    if colon:  # a script's, identified by its file (one no import names, or made before)
         return identity if file.endswith(".py") and function.isidentifier() else None
-    # A module's workflow is named by its qualified name: the module is the rest.
-    module = identity.removesuffix(f".{workflow}")
+    module, _, function = identity.rpartition(".")
+    if identity == workflow and module.isidentifier() and function.isidentifier():
+        return f"{module}.py:{function}"  # a script's, identified as `import flow` would (`flow.wf`)
+    # A module's workflow is named by its qualified name (started as `python -m pkg.flow`,
+    # by the file's name too: `flow.wf`): the module is the rest.
+    function = workflow.rpartition(".")[2]
+    module = identity.removesuffix(f".{function}")
     parts = module.split(".")
-    named = workflow.isidentifier() and module != identity and all(p.isidentifier() for p in parts)
-    return f"{module}:{workflow}" if named else None
+    named = function.isidentifier() and module != identity and all(p.isidentifier() for p in parts)
+    return f"{module}:{function}" if named else None
 
 
 def answer_flags(info: runs.RunInfo | None, reason: str | None, waiting: str | None) -> str:

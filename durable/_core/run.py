@@ -29,7 +29,7 @@ from ..errors import (
     SerializationError,
     Suspended,
 )
-from . import cancel, events, notify
+from . import cancel, events, lifecycle, notify
 from .arguments import argument_digests, arguments_digest, inherited, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
@@ -38,7 +38,7 @@ from .entry import enter_run
 from .identity import is_token
 from .inputs import answer_text, awaited, usable_inputs, warn_untaken, warn_unused
 from .killed import count_killed
-from .lifecycle import checked_at_start, complete, error_summary, finish, made_nothing, refused, start
+from .lifecycle import complete, error_summary, finish, refused, start
 from .logs import RESUME_HINT, add_note
 from .outcome import completed_outcome, existing_run, records_kept, result_run, without_leftovers
 from .ownstate import after_body
@@ -114,7 +114,7 @@ def run_locked(
     definition = as_left(flow.fn, as_run((flow.name, run_id), flow.definition), manifest)
     on_change = setting("on_change", on_change or flow.options.on_change)
     rebase = flow.options.rebase or rebase
-    policy = checked_at_start(
+    policy = lifecycle.checked_at_start(
         store, manifest, raw, lambda: choose_policy(manifest, definition, on_change=on_change, rebase=rebase)
     )
     digests = argument_digests(bound)
@@ -211,13 +211,13 @@ def run_locked(
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
-        made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
+        lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
         finish(store, manifest, "failed", error=error_summary(raised(e)))
         notify.run_failed(ctx, raised(e))
         _untaken(ctx, "failed", caller, bound)
         raise
     except BaseException as e:
-        made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
+        lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
         finish(store, manifest, "interrupted", error=error_summary(e))
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)
