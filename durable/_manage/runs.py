@@ -38,6 +38,7 @@ from .missing import near_ids, renamed_script
 from .missing import no_folder as no_folder
 from .missing import no_runs_of as no_runs_of
 from .reads import Head, reading_run, run_objects, summaries
+from .summary import refused_text, summarize_error
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,7 @@ class RunInfo(Frozen):
     # The durability level its last attempt wrote under, as its manifest notes
     # it ("fsync" on an object store, where every PUT is durable); None: not noted
     durability: str | None = None
-    # Why the last resume was refused before it ran anything ("code changed
-    # since: definition A -> B (changed: s)"): a plain resume is refused
-    # again until the code is put back. None once an attempt runs it.
+    # Why its last resume was refused before anything ran (`refused_text`); None once one runs
     refused: str | None = None
 
     @property
@@ -276,25 +275,12 @@ def _summary_info(store: Store, m: RunRecord, names: Iterable[str]) -> RunInfo:
     )  # fmt: skip
 
 
-def refused_text(noted: Any) -> str | None:
-    """What `lifecycle.REFUSED` notes ([recorded, refused, changed steps]), said."""
-    if not (isinstance(noted, list) and len(noted) == 3 and isinstance(noted[2], list)):
-        return None
-    changed = ", ".join(map(str, noted[2])) or "the workflow body"
-    return f"code changed since: definition {noted[0]} -> {noted[1]} (changed: {changed})"
-
 
 def first_gap(positions: Iterable[int]) -> int:
     have, p = set(positions), 0
     while p in have:
         p += 1
     return p
-
-
-def summarize_error(error: dict[str, str]) -> str:
-    message = (error.get("message") or "").strip().splitlines()
-    kind = error.get("type", "Error")  # alone for one without a message, a KeyboardInterrupt's
-    return (f"{kind}: {message[0]}" if message else kind)[:300]
 
 
 # -- delete ---------------------------------------------------------------------
