@@ -97,7 +97,7 @@ def _other_code(before: dict[str, str], now: dict[str, str]) -> bool:
 
 
 # A run's last resume refused before anything ran, its code changed since
-# (`refused_at_start`): [definition recorded, definition refused, changed steps].
+# (`checked_at_start`): [definition recorded, definition refused, changed steps].
 REFUSED = "refused"
 
 
