@@ -1255,7 +1255,7 @@ def test_script_identity_ignores_folder_path_and_home(places: dict[str, Path]) -
     a = run_script([str(places["first"] / "pipeline.py")], places["cwd1"], places["home1"])
     b = run_script([str(places["second/deeper"] / "pipeline.py")], places["cwd2"], places["home2"])
     c = run_script(["pipeline.py"], places["first"], places["home2"])  # relative path
-    assert a["identity"] == "pipeline.py:target"
+    assert a["identity"] == "pipeline.target"  # the module `import` gives the file
     assert a == b == c
 
 
@@ -1265,15 +1265,12 @@ def test_dash_m_names_the_module_main_too(places: dict[str, Path]) -> None:
     assert as_module == as_script
 
 
-def test_imported_module_differs_unless_name_pins_it(places: dict[str, Path]) -> None:
+def test_imported_module_and_script_are_one_identity(places: dict[str, Path]) -> None:
+    # A script is identified by the module an import gives it (`scriptnames.importable`):
+    # imported or started as a script, the same code, the same fingerprint.
     imported = ["-c", "import pipeline"]
     script = [str(places["first"] / "pipeline.py")]
-    env = {"FP_PRINT": "1"}
-    plain_import = run_script(imported, places["first"], places["home1"], **env)
+    plain_import = run_script(imported, places["first"], places["home1"], FP_PRINT="1")
     plain_script = run_script(script, places["cwd1"], places["home1"])
-    assert plain_import["identity"] == "pipeline.target"
-    assert plain_import["value"] != plain_script["value"]
-    pinned = {"FP_OPTIONS": json.dumps({"name": "pipeline.target"}), **env}
-    assert run_script(imported, places["first"], places["home1"], **pinned) == run_script(
-        script, places["cwd2"], places["home2"], **pinned
-    )
+    assert plain_import["identity"] == plain_script["identity"] == "pipeline.target"
+    assert plain_import["value"] == plain_script["value"]

@@ -145,15 +145,18 @@ def test_with_options_keeps_a_name_equal_to_the_function_name(store: durable.Sto
     assert calls == {"add": 1}
 
 
-def test_resuming_under_the_other_name_says_where_the_run_is(
+def test_resuming_under_the_other_name_continues_the_run(
     tmp_path: Path, child_env: dict[str, str]
 ) -> None:
     # Started as an imported module (workflow `main`), resumed as a script
-    # (`flow.main`): before, only "no run 'daily'", next to a listing that
-    # shows it.
+    # (`flow.main`): before, "no run 'daily'" (the script was identified by
+    # its file, `flow.py:main`); both ways are `flow.main` now, and the
+    # script's call continues the run the import started. (Counted under
+    # another tag than `flow.`: a string naming `flow.first` reads the step
+    # only where `flow` is imported.)
     log = tmp_path / "counts"
     env = dict(child_env, COUNTS=str(log))
-    write(tmp_path, "flow.py", 1, 10)
+    (tmp_path / "flow.py").write_text(SCRIPT.format(tag="f", add=1, mul=10))
     started = run([sys.executable, "-c", "import flow; flow.main()"], tmp_path, env,
                   STOP_AT_SECOND="1")  # fmt: skip
     assert "Suspended" in started
@@ -161,9 +164,9 @@ def test_resuming_under_the_other_name_says_where_the_run_is(
         [sys.executable, "-m", "durable", "run", "flow.py:main", "--run-id", "daily", "--resume"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )
-    assert resumed.returncode == 2
-    assert "A run 'daily' exists under workflow 'main'" in resumed.stderr
-    assert counts(log) == {"flow.first": 1, "flow.second": 1}
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.split()[-1] == "20"
+    assert counts(log) == {"f.first": 1, "f.second": 2}
     store = durable.open_store(tmp_path / "store")
     assert store.runs("main") == ["daily"] and store.workflows() == ["main"]
 

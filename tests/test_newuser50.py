@@ -65,8 +65,8 @@ def test_an_import_of_a_scripts_module_lists_the_runs_the_script_made(
     assert [(r.workflow, r.run_id) for r in wf.runs()] == [("wf50", "wf50-" + wf.runs()[0].run_id[5:]),
                                                            ("flow50.wf50", "r1")]  # fmt: skip
     assert [(h.name, h.status) for h in wf.history("r1")][-1:] == [("fetch", "completed")]  # read, as listed
-    with pytest.raises(durable.RunNotFoundError, match=r"exists under workflow 'flow50\.wf50'"):
-        wf.resume("r1")  # the script's run resumed the other way: said, nothing run
+    resumed = wf.resume("r1")  # the script's run, continued the other way (one identity): completed
+    assert (resumed.workflow, resumed.status, resumed.steps_executed) == ("flow50.wf50", "completed", 0)
     with pytest.raises(durable.RunNotFoundError, match=r"exists under workflow 'flow50\.wf50'"):
         wf.delete("r1")  # nor removed through the other name
     assert wf.with_options().runs() == wf.runs()

@@ -132,11 +132,11 @@ def test_a_constant_a_helper_reads_is_named_by_the_refusal(
     capsys.readouterr()
     assert main(["run", "flow.py:wf", "--run-id", "h1", "--resume"]) == 2
     said = capsys.readouterr().err.splitlines()
-    assert "(changed: a: helper flow.py:scaled changed (constant SCALE changed): " in said[0], said
+    assert "(changed: a: helper flow.scaled changed (constant SCALE changed): " in said[0], said
     assert (tmp_path / "counts").read_text().split() == ["a", "b"]  # the refusal ran nothing
     (tmp_path / "flow.py").write_text(HELPED.replace("x * SCALE", "x * SCALE * 1"))  # its code alone
     assert main(["run", "flow.py:wf", "--run-id", "h1", "--resume"]) == 2
-    assert "(changed: a: helper flow.py:scaled changed: " in capsys.readouterr().err
+    assert "(changed: a: helper flow.scaled changed: " in capsys.readouterr().err
     assert main(["run", "flow.py:wf", "--run-id", "h1", "--resume", "--on-change", "rerun"]) == 0
     assert (tmp_path / "counts").read_text().split() == ["a", "b", "a", "b"]
 

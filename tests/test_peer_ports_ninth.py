@@ -37,9 +37,15 @@ def test_dbos_recovery_appversion(store: durable.Store) -> None:
                 raise RuntimeError("the machine went away")
             return 2 * x + delta
 
+        @durable.step
+        def take(x: int) -> int:
+            return x
+
         @durable.workflow(store=store, name="test_workflow")
         def test_workflow(x: int) -> int:
-            return double(x)
+            # take() recorded: the run is this code's (one that recorded nothing has
+            # nothing to be stale about, and runs with the edited code)
+            return double(take(x))
 
         return test_workflow
 

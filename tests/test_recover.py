@@ -120,9 +120,14 @@ def work(n: int) -> int:
     return n + 1
 
 
+@durable.step
+def prep(n: int) -> int:
+    return n
+
+
 @durable.workflow(run_id="r1")
 def job(n: int = 1) -> int:
-    return work(n)
+    return work(prep(n))  # prep recorded: the run is its code's (one that recorded nothing is not)
 """
 
 

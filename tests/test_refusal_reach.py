@@ -38,6 +38,7 @@ for task in (fetch, parse):
 @durable.workflow(store="store", run_id="r1")
 def wf():
     job = types.SimpleNamespace(task="x")
+    fetch(1)  # recorded: the run is this code's (one that recorded nothing runs other code)
     return report(job.task)
 
 if __name__ == "__main__":

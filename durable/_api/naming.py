@@ -3,14 +3,20 @@ file is started the other way (as a script, or imported as a module)."""
 
 from __future__ import annotations
 
+import copy
+import inspect
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .._fingerprint.reach import default_name, script_name
+from .._core.definition import BODY_KEY
+from .._fingerprint.changes import IDENTITY
+from .._fingerprint.reach import default_name, importable, script_name
 from .._storage.base import Store
 from .._storage.keys import check_names
+from .._storage.manifest import decode_manifest
+from ..errors import DurableError
 
 if TYPE_CHECKING:  # run management loads when a workflow's runs are asked for
     from .._manage.runs import RunInfo
@@ -59,3 +65,57 @@ def holder(store: Store, name: str, twin: str | None, run_id: str) -> str:
     if twin is None or store.peek_manifest(name, run_id) is not None:
         return name
     return twin if store.peek_manifest(twin, run_id) is not None else name
+
+
+def twin_names(fn: Callable[..., Any], name: str | None) -> tuple[str | None, str | None]:
+    """(`script_twin`, `other_way`) of a workflow; neither for a pinned `name=`."""
+    return (None, None) if name else (script_twin(fn), other_way(fn))
+
+
+def other_way(fn: Callable[..., Any]) -> str | None:
+    """The name the same function's runs have when its file is started the
+    other way: the script's (`flow.wf`) for an import of module `flow`
+    (`script_twin`), the import's (`wf`) for the script when an import
+    can name its module (`reach.importable`). Both ways give it one
+    identity (`flow.wf`); a run is continued under the other name only when
+    its manifest says it was made by that identity (`made_by`)."""
+    if script_name(fn) is None:
+        return script_twin(fn)
+    return default_name(fn) if importable(getattr(fn, "__module__", None)) else None
+
+
+def made_by(store: Store, name: str, run_id: str, identity: str) -> bool:
+    """Whether run `run_id` of workflow `name` exists and its body was
+    fingerprinted under `identity`. Anything else (no run, another
+    function's, a manifest that cannot be read here) is no run of this
+    function's: never continued under that name (fail closed)."""
+    raw = store.peek_manifest(name, run_id)
+    if raw is None:
+        return False
+    try:
+        body = decode_manifest(store, name, run_id, raw, plan=False).step_parts.get(BODY_KEY)
+    except DurableError:
+        return False
+    return isinstance(body, dict) and body.get(IDENTITY) == identity
+
+
+class _Named(Protocol):
+    name: str
+    _other: str | None
+    _identity: str
+
+    def _run_id(self, given: inspect.BoundArguments | None) -> str: ...
+
+
+W = TypeVar("W", bound=_Named)
+
+
+def started_other_way(wf: W, store: Store, given: inspect.BoundArguments | None, resume_id: str | None) -> W | None:
+    """For a call whose run is not found under its workflow's name: the
+    workflow under its other name (`other_way`), when the run (this id,
+    or the one derived under that name) is there and this function's."""
+    if wf._other is None or wf._other == wf.name:
+        return None
+    other = copy.copy(wf)
+    other.name, other._other = wf._other, None  # looked up once: never back again
+    return other if made_by(store, other.name, resume_id or other._run_id(given), wf._identity) else None

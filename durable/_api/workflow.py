@@ -28,7 +28,7 @@ from ..errors import ConfigurationError
 from .bound import AsyncBound, Bound, BoundWorkflow, Takes
 from .chosen import chosen
 from .definition import definition_of, own_fingerprint
-from .naming import default_workflow_name, holder, script_twin, twin_runs
+from .naming import default_workflow_name, holder, started_other_way, twin_names, twin_runs
 from .options import check_options
 from .progress_file import following, progress_path
 from .retention import prune
@@ -65,7 +65,8 @@ class Workflow(Steering, Generic[P, R]):
         self.version = version
         self.options = options
         self._identity = identity_of(fn, name)
-        self._twin = None if name else script_twin(fn)
+        # The names its runs have when its file is started the other way (`naming`).
+        self._twin, self._other = twin_names(fn, name)
         self.__wrapped__ = fn
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
             setattr(self, attr, getattr(fn, attr, None))
@@ -213,6 +214,8 @@ class Workflow(Steering, Generic[P, R]):
         run_id = self._run_id(given) if resume_id is None else check_key_part("run id", resume_id)
         store = self._store()  # only once the call is known to be valid
         raw = store.peek_manifest(self.name, run_id)
+        if raw is None and (other := started_other_way(self, store, given, resume_id)) is not None:
+            return (yield from other._plan(args, kwargs, resume_id=resume_id, overrides=overrides, inputs=inputs))
         if resume_id is not None and raw is None:
             from .._manage.runs import not_found  # run management: on this error path only
 

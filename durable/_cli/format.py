@@ -55,7 +55,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def runs_table(infos: Sequence[RunInfo]) -> str:
     rows = [
-        [i.workflow, i.run_id, i.status, str(i.steps), i.fingerprint[:12] or "-", local(i.updated)]
+        [i.workflow, i.run_id, i.status + (" (resume refused)" if i.refused else ""), str(i.steps), i.fingerprint[:12] or "-", local(i.updated)]
         for i in infos
     ]
     return table(["WORKFLOW", "RUN ID", "STATUS", "STEPS", "FINGERPRINT", "UPDATED"], rows)
@@ -81,7 +81,9 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
     head = [
         f"workflow  {info.workflow}",
         f"run       {info.run_id}",
-        f"status    {info.status}" + (f" ({said_reason(info.reason)})" if says_more(info) else ""),
+        f"status    {info.status}" + (f" ({said_reason(info.reason)})" if says_more(info) else "")
+        + (" (resume refused; see below)" if info.refused else ""),
+        *([f"refused   {info.refused}"] if info.refused else []),
         f"started   {local(info.created)}    updated {local(info.updated)}",
         # what a power loss may take of it (docs/storage.md, durability levels)
         *([f"durability {info.durability}"] if info.durability else []),

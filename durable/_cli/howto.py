@@ -6,6 +6,7 @@ fails when pasted: what is not known is said in words instead."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from collections.abc import Callable, Sequence
@@ -32,7 +33,7 @@ _VALUED = frozenset({"--store", "--workflow", "-w"})  # options followed by thei
 def target(store: Store, workflow: str, run_id: str) -> str | None:
     """`durable run`'s target for a run, from the identity its body was
     fingerprinted under (`reach.identity`): `flow.py:main` for a function of
-    the script flow.py; "" for a notebook's or an interactive session's
+    the script flow.py (identified as `flow.main`, or `flow.py:main`); "" for a notebook's or an interactive session's
     (`__main__` without a file: no script defines it, `durable run` cannot
     load it); `pkg.flows:etl` for a module's function `etl` (the workflow
     named `etl`); None when not told (a `name=`, a method, a damaged manifest)."""
@@ -48,13 +49,18 @@ def target(store: Store, workflow: str, run_id: str) -> str | None:
     if identity.startswith("__main__.") and identity[9:].isidentifier():
         return ""
     file, colon, function = identity.partition(":")
-    if colon:
+    if colon:  # a script's, identified by its file (one no import names, or made before)
         return identity if file.endswith(".py") and function.isidentifier() else None
-    # A module's workflow is named by its qualified name: the module is the rest.
-    module = identity.removesuffix(f".{workflow}")
+    module, _, function = identity.rpartition(".")
+    if identity == workflow and module.isidentifier() and function.isidentifier():
+        return f"{module}.py:{function}"  # a script's, identified as `import flow` would (`flow.wf`)
+    # A module's workflow is named by its qualified name (started as `python -m pkg.flow`,
+    # by the file's name too: `flow.wf`): the module is the rest.
+    function = workflow.rpartition(".")[2]
+    module = identity.removesuffix(f".{function}")
     parts = module.split(".")
-    named = workflow.isidentifier() and module != identity and all(p.isidentifier() for p in parts)
-    return f"{module}:{workflow}" if named else None
+    named = function.isidentifier() and module != identity and all(p.isidentifier() for p in parts)
+    return f"{module}:{function}" if named else None
 
 
 def answer_flags(info: runs.RunInfo | None, reason: str | None, waiting: str | None) -> str:
@@ -287,6 +293,27 @@ def killed_ways(durable: str, store: Store, workflow: str, run_id: str, times: i
     again = f"with {_MAX}={more} set: {resume}" if resume.startswith("`") else f"{_MAX}={more} {resume}"
     return [head, f"  after fixing the cause (memory? a kill?), one more try (0: no limit): {again}",
             f"  or change the step, then: {run_line(durable, found, workflow, run_id, '--resume --on-change rerun')}",
+            f"  or start afresh: {restart}"]  # fmt: skip
+
+
+def refused_ways(durable: str, store: Store, workflow: str, run_id: str, flags: str = "") -> list[str]:
+    """What a run whose last resume was refused at its start (its code
+    changed since: `RunInfo.refused`) goes on with, for `durable show`: a
+    plain --resume (`flags`: its --input/--var) is refused again until the
+    code is put back; the refusal's own ways out besides."""
+    head = "  a plain resume is refused again while the code stays changed; the ways out:"
+    found = target(store, workflow, run_id)
+    restart = restart_command(durable, store, workflow, run_id, found=found)
+    if found == "":
+        fn = workflow.rpartition(".")[2]
+        return [head, f"  put the code back, then: {fn}.resume({run_id!r})",
+                f"  or re-run from the first change: {fn}.with_options(on_change='rerun').resume({run_id!r})",
+                f"  or continue with the old records: {fn}.with_options(rebase=True).resume({run_id!r})",
+                f"  or start afresh, {restart}"]  # fmt: skip
+    line = functools.partial(run_line, durable, found, workflow, run_id)
+    return [head, f"  put the code back, then: {line(('--resume ' + flags).strip())}",
+            f"  or re-run from the first change: {line(('--resume --on-change rerun ' + flags).strip())}",
+            f"  or continue with the old records: {line(('--resume --rebase-checkpoint ' + flags).strip())}",
             f"  or start afresh: {restart}"]  # fmt: skip
 
 

@@ -123,6 +123,8 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
     # The input or parameters named, as `durable run` says; none for a workflow without parameters.
     answer = howto.answer_flags(top, info.reason, name) if info.status == "suspended" or name else ""
     flags = f" {answer}" if answer else ""
+    if info.refused and top is info:  # a plain --resume is refused again
+        return ways + howto.refused_ways(command(args), store, info.workflow, info.run_id, answer)
     if top is not info:
         ways.append(f"  {id_word(info.run_id)} is a child run of run {id_word(top.run_id)} of {top.workflow}: it goes on "
                     "when that run resumes")  # fmt: skip

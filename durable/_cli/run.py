@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import on_event
 from .._api.chosen import made_note
+from .._api.naming import started_other_way
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
 from .._errortext import id_word, program, shell_words
@@ -54,9 +55,11 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
         "run id",
         given if given is not None else _implied_run_id(wf, store, variables, args),
     )
-    args.running = (wf.name, run_id)  # a refusal of this run gets commands to type (`main`)
+    before, name = store.load_manifest(wf.name, run_id), wf.name
+    if before is None and (other := started_other_way(wf, store, None, run_id)) is not None:
+        before, name = store.load_manifest(other.name, run_id), other.name  # the call continues it
+    args.running = (name, run_id)  # a refusal of this run gets commands to type (`main`)
     args.restart_with = restart_with(args, store, wf, run_id, variables)  # and this one
-    before = store.load_manifest(wf.name, run_id)
     exists = before is not None
     if args.resume and not exists:
         raise not_found(store, wf.name, run_id, resuming=True)

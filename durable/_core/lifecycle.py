@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from .._errortext import plain_data
@@ -14,10 +15,10 @@ from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.keys import new_incarnation
-from .._storage.manifest import write_manifest
+from .._storage.manifest import decode_manifest, write_manifest
 from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
-from ..errors import LeaseLostError, SerializationError, StorageError
+from ..errors import DefinitionChangedError, LeaseLostError, SerializationError, StorageError
 from .arguments import at_default, encode_arguments
 from .definition import UNMADE, Definition
 from .killed import KEY as KILLED
@@ -50,6 +51,7 @@ def start(
         note(manifest.extra, (), level=level)
     else:
         note_resume(manifest)
+        manifest.extra.pop(REFUSED, None)  # this attempt runs: what it ends with is said
         if not manifest.extra.pop(UNMADE, False) and _other_code(manifest.steps or {}, definition.steps):
             # Records of the code before may stay where this attempt does not
             # reach: a listing counts this run's finished steps from its
@@ -92,6 +94,28 @@ def start(
 def _other_code(before: dict[str, str], now: dict[str, str]) -> bool:
     """Whether a step the last attempt fingerprinted runs other code now."""
     return any(before.get(name, fp) != fp for name, fp in now.items())
+
+
+# A run's last resume refused before anything ran, its code changed since
+# (`checked_at_start`): [definition recorded, definition refused, changed steps].
+REFUSED = "refused"
+
+
+def checked_at_start(store: Store, manifest: RunRecord | None, raw: bytes, check: Callable[[], str]) -> str:
+    """`check()`, the definition check (`choose_policy`), for a run found
+    half way: one refused stays as found (status, records, deaths: the
+    next attempt counts a killed holder's death itself), and so does what
+    code put back does with it; its manifest notes the refusal, or `durable
+    show` and `runs` would offer a plain resume, refused again while the
+    code stays changed, and not the refusal's ways out."""
+    try:
+        return check()
+    except DefinitionChangedError as e:
+        if manifest is not None and manifest.status != "completed" and e.position is None:
+            manifest.plan = decode_manifest(store, manifest.workflow, manifest.run_id, raw).plan  # kept whole
+            manifest.extra[REFUSED] = [e.old_fingerprint, e.new_fingerprint, sorted(e.changed_steps)]
+            write_manifest(store, manifest)
+        raise
 
 
 # How many resumptions a manifest remembers for the timeline (the newest).
@@ -141,7 +165,8 @@ def refused(
     holder that had ended (refused) and counted a death nobody died. It
     ends `failed` with the refusal, the deaths this attempt counted kept
     (`killed.count_killed` keeps them past a refusal). If no attempt
-    recorded anything, the code refused made none of it (`UNMADE`); one that
+    recorded anything, the code refused made none of it (`UNMADE`, as
+    `made_nothing` flags a run failed so); one that
     did keeps the definition that made its records, found by `start`."""
     if before is None or before.extra.get(UNMADE):
         if not len(records):
@@ -149,6 +174,7 @@ def refused(
         finish(store, manifest, "failed", error=error_summary(error))
         return
     synced = store.end_run(manifest.workflow, manifest.run_id)
+    before.extra.pop(REFUSED, None)  # its code ran (or no longer refuses it): this refusal is its own
     note(before.extra, records, error, level)  # a rerun may have dropped some
     note_synced(before.extra, synced)
     if before.status == "running":
@@ -156,6 +182,15 @@ def refused(
         if KILLED in manifest.extra:
             before.extra[KILLED] = manifest.extra[KILLED]
     write_manifest(store, before)
+
+
+def made_nothing(manifest: RunRecord, records: Any, items: Any, timers: Any) -> None:
+    """A run that ends (failed, interrupted) holding no record, no loop
+    item and no timer has nothing other code could replay stale: flagged
+    `UNMADE`, the fixed code runs it rather than being refused (`start`
+    clears the flag: an attempt that records keeps its definition)."""
+    if not (len(records) or items or timers):
+        manifest.extra[UNMADE] = True
 
 
 def complete(store: Store, manifest: RunRecord, value: Any) -> None:

@@ -29,7 +29,7 @@ from ..errors import (
     SerializationError,
     Suspended,
 )
-from . import cancel, events, notify
+from . import cancel, events, lifecycle, notify
 from .arguments import argument_digests, arguments_digest, inherited, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
@@ -112,11 +112,10 @@ def run_locked(
         store.delete_run(flow.name, run_id, keep_lease=True)
         manifest = None
     definition = as_left(flow.fn, as_run((flow.name, run_id), flow.definition), manifest)
-    policy = choose_policy(
-        manifest,
-        definition,
-        on_change=setting("on_change", on_change or flow.options.on_change),
-        rebase=flow.options.rebase or rebase,
+    on_change = setting("on_change", on_change or flow.options.on_change)
+    rebase = flow.options.rebase or rebase
+    policy = lifecycle.checked_at_start(
+        store, manifest, raw, lambda: choose_policy(manifest, definition, on_change=on_change, rebase=rebase)
     )
     digests = argument_digests(bound)
     if caller is not None:
@@ -212,11 +211,13 @@ def run_locked(
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
+        lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
         finish(store, manifest, "failed", error=error_summary(raised(e)))
         notify.run_failed(ctx, raised(e))
         _untaken(ctx, "failed", caller, bound)
         raise
     except BaseException as e:
+        lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
         finish(store, manifest, "interrupted", error=error_summary(e))
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)

@@ -12,12 +12,14 @@ import enum
 import functools
 import hashlib
 import inspect
-import os
-import sys
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .scriptnames import _SCRIPT_MODULES as _SCRIPT_MODULES
+from .scriptnames import importable as importable
+from .scriptnames import module_label as module_label
+from .scriptnames import script_name as script_name
 from .static import static_has
 from .userfiles import is_user_file
 
@@ -46,54 +48,10 @@ def _default_identity(fn: object) -> str:
     module = getattr(target, "__module__", None) or "?"
     qualname = getattr(target, "__qualname__", type(target).__qualname__)
     script = script_name(target)
-    if script is not None:
-        return f"{script}.py:{qualname}"
+    if script is not None:  # by the name `import` gives it, when it has one (`importable`)
+        named = importable(module)
+        return f"{named}.{qualname}" if named else f"{script}.py:{qualname}"
     return f"{module}.{qualname}"
-
-
-# A script's module: `__main__`, or `__mp_main__` in a worker that
-# multiprocessing started with spawn or forkserver (the default on macOS and
-# Windows), which imports the parent's script again under that name.
-_SCRIPT_MODULES = ("__main__", "__mp_main__")
-
-
-def script_name(fn: object) -> str | None:
-    """The file name (without `.py`) of the script that defines `fn` when it
-    lives in `__main__` run from a file (`python flow.py`, `python -m flow`,
-    `durable run flow.py:wf`), else None. Two scripts in one folder that both
-    define `main` are two identities; the folder never counts. Notebook
-    cells and `python -c` have no script file: their `__main__` keeps no
-    name (a cell's file name changes on every kernel restart)."""
-    module = getattr(fn, "__module__", None)
-    code = getattr(fn, "__code__", None)
-    script = _script_file(module)
-    if script is None or not isinstance(code, types.CodeType):
-        return None
-    if _same_file(code.co_filename, script):
-        return os.path.splitext(os.path.basename(script))[0]
-    return None
-
-
-def module_label(module: str) -> str:
-    """A module's name as an argument digest spells it: the script's module
-    by the script's name (as `script_name` names its functions), so that a
-    class or function of `flow.py` is the same whether the script runs as
-    `__main__`, in a spawn worker as `__mp_main__`, or is imported as
-    `flow`; any other module (a notebook's `__main__` too) by its name."""
-    script = _script_file(module)
-    return module if script is None else os.path.splitext(os.path.basename(script))[0]
-
-
-def _script_file(module: object) -> str | None:
-    if module not in _SCRIPT_MODULES:
-        return None
-    main_file = getattr(sys.modules.get(module), "__file__", None)
-    return main_file if isinstance(main_file, str) else None
-
-
-@functools.lru_cache(maxsize=256)
-def _same_file(a: str, b: str) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def default_name(fn: object) -> str:

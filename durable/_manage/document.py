@@ -41,6 +41,7 @@ def run_doc(info: RunInfo) -> dict[str, Any]:
         "error": info.error,
         "reason": info.reason,
         "durability": info.durability,
+        "resumeRefused": info.refused,
     }
 
 

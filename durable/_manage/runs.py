@@ -38,6 +38,7 @@ from .missing import near_ids, renamed_script
 from .missing import no_folder as no_folder
 from .missing import no_runs_of as no_runs_of
 from .reads import Head, reading_run, run_objects, summaries
+from .summary import refused_text, summarize_error
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class RunInfo(Frozen):
     # The durability level its last attempt wrote under, as its manifest notes
     # it ("fsync" on an object store, where every PUT is durable); None: not noted
     durability: str | None = None
+    # Why its last resume was refused before anything ran (`refused_text`); None once one runs
+    refused: str | None = None
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -268,7 +271,9 @@ def _summary_info(store: Store, m: RunRecord, names: Iterable[str]) -> RunInfo:
         position, error, m.reason, parent, m.steps_total(position), resumes, store,
         top_level=sum(1 for p in steps if isinstance(p, int)),
         _older_code=bool(m.extra.get("older_code")), durability=noted_level(m.extra),
+        refused=None if status == "completed" else refused_text(m.extra.get("refused")),
     )  # fmt: skip
+
 
 
 def first_gap(positions: Iterable[int]) -> int:
@@ -276,12 +281,6 @@ def first_gap(positions: Iterable[int]) -> int:
     while p in have:
         p += 1
     return p
-
-
-def summarize_error(error: dict[str, str]) -> str:
-    message = (error.get("message") or "").strip().splitlines()
-    kind = error.get("type", "Error")  # alone for one without a message, a KeyboardInterrupt's
-    return (f"{kind}: {message[0]}" if message else kind)[:300]
 
 
 # -- delete ---------------------------------------------------------------------

@@ -91,7 +91,13 @@ class Store(StoreCore):
             existing = self.get(key)
             if existing is None or hashlib.sha256(existing).hexdigest() != digest:
                 self.put(key, data)
+            else:
+                self.kept(key)
         return digest
+
+    def kept(self, key: str) -> None:
+        """An object a create-only write found there whole: on a store whose
+        writes are durable once made (an object store), nothing to do."""
 
     def get_blob(self, workflow: str, run_id: str, digest: str) -> bytes | None:
         from .recordlog import blob_keys

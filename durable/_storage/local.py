@@ -18,6 +18,7 @@ from .base import SHARED_BLOBS, STORE_OPTIONS, Store
 from .durability import resolve_durability, stronger
 from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
+from .locallevels import RunLevels
 from .log import LOG_NAME, NOFOLLOW, RunLog, fsync_dir
 from .logrecords import LogRecords
 
@@ -29,7 +30,7 @@ T = TypeVar("T")
 _REMADE = 8
 
 
-class LocalStore(Store):
+class LocalStore(RunLevels, Store):
     """Plain files; see the module docstring."""
 
     incarnations = False  # its lock and removed-folder check keep a removed run's writes out
@@ -93,9 +94,9 @@ class LocalStore(Store):
         return self._write(key, data, exclusive=True) is not None
 
     def _write(
-        self, key: str, data: bytes, *, exclusive: bool, sync: bool = True
+        self, key: str, data: bytes, *, exclusive: bool, sync: bool | None = None
     ) -> fs.Identity | None:
-        path = self._path(key)
+        path, sync = self._path(key), self.syncs(key) if sync is None else sync
         try:
             return self._in_folder(
                 os.path.dirname(path), lambda: fs.write(path, data, exclusive=exclusive, sync=sync)
@@ -129,8 +130,7 @@ class LocalStore(Store):
         are made, one `mkdir` each, failing once it is gone."""
         parts = fs.parts(self.root, folder)
         run = (parts[0], parts[1]) if len(parts) > 1 else None
-        # A run's own level once it started (`open_run`), else the store's.
-        sync = (self.durability if run is None else self._levels.get(run, self.durability)) != "none"
+        sync = self.level_of(run) != "none"  # a run's own once it started (`open_run`)
         if run not in self._held:
             fs.make_folder(self.root, folder, sync=sync)
             return

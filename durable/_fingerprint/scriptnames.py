@@ -1,0 +1,83 @@
+"""Which file a script's functions come from, and the names that file
+gives them: its stem (`flow` for `python flow.py`), and the module name an
+`import` of it would have, when one can be told (`importable`)."""
+
+from __future__ import annotations
+
+import functools
+import keyword
+import os
+import sys
+import types
+
+# A script's module: `__main__`, or `__mp_main__` in a worker that
+# multiprocessing started with spawn or forkserver (the default on macOS and
+# Windows), which imports the parent's script again under that name.
+_SCRIPT_MODULES = ("__main__", "__mp_main__")
+
+
+def script_name(fn: object) -> str | None:
+    """The file name (without `.py`) of the script that defines `fn` when it
+    lives in `__main__` run from a file (`python flow.py`, `python -m flow`,
+    `durable run flow.py:wf`), else None. Two scripts in one folder that both
+    define `main` are two identities; the folder never counts. Notebook
+    cells and `python -c` have no script file: their `__main__` keeps no
+    name (a cell's file name changes on every kernel restart)."""
+    module = getattr(fn, "__module__", None)
+    code = getattr(fn, "__code__", None)
+    script = _script_file(module)
+    if script is None or not isinstance(code, types.CodeType):
+        return None
+    if _same_file(code.co_filename, script):
+        return os.path.splitext(os.path.basename(script))[0]
+    return None
+
+
+def module_label(module: str) -> str:
+    """A module's name as an argument digest spells it: the script's module
+    by the name an import gives it (`importable`, as its functions are
+    identified), else by the script's name, so that a class or function of
+    `flow.py` is the same whether the script runs as `__main__`, in a spawn
+    worker as `__mp_main__`, or is imported as `flow`; any other module (a
+    notebook's `__main__` too) by its name."""
+    script = _script_file(module)
+    return module if script is None else importable(module) or os.path.splitext(os.path.basename(script))[0]
+
+
+def importable(module: object) -> str | None:
+    """The name an `import` gives the script's module (`__main__`, or a
+    spawn worker's `__mp_main__`): `python -m pkg.flow`'s spec names it;
+    `python flow.py` (or `durable run flow.py:wf`) is `flow` when its folder
+    is on `sys.path` (the script's own folder is) and `flow` is a name an
+    import can spell. None when it cannot be told: the script's functions
+    then keep an identity no import gives (`flow.py:wf`), so a run of
+    theirs is never replayed as another module's."""
+    main = sys.modules.get(module) if module in _SCRIPT_MODULES else None
+    file = getattr(main, "__file__", None)
+    if not isinstance(file, str):
+        return None
+    spec = getattr(getattr(main, "__spec__", None), "name", None)
+    return _importable(file, spec if isinstance(spec, str) else None, tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=64)
+def _importable(file: str, spec: str | None, path: tuple[str, ...]) -> str | None:
+    if spec and spec not in _SCRIPT_MODULES:
+        return spec if all(p.isidentifier() and not keyword.iskeyword(p) for p in spec.split(".")) else None
+    stem, ext = os.path.splitext(os.path.basename(file))
+    if ext != ".py" or not stem.isidentifier() or keyword.iskeyword(stem):
+        return None
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(file)))
+    return stem if any(os.path.realpath(p or os.curdir) == folder for p in path) else None
+
+
+def _script_file(module: object) -> str | None:
+    if module not in _SCRIPT_MODULES:
+        return None
+    main_file = getattr(sys.modules.get(module), "__file__", None)
+    return main_file if isinstance(main_file, str) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
