@@ -17,12 +17,10 @@ from typing import Any
 
 import pytest
 
-import durable
 from durable._core import code
 
 AGENT = """
 import os, types
-import durable
 
 class Agent:
     name = "helper"
