@@ -21,6 +21,7 @@ from durable._core import code
 
 AGENT = """
 import os, types
+import durable
 
 class Agent:
     name = "helper"
