@@ -195,8 +195,20 @@ def _class_statement(cls: type, checked_file: str | None) -> list[str] | None:
     # Its constants by value when its statements read the environment or a
     # file (`rate = int(os.environ["K"])`), as the fingerprint counts them.
     read += class_outside_tokens(cls, cls.__name__, vars(module))
-    return [*map(node_hash, found), *read, *(function_stamp(fn) or "" for fn in reached)]
+    return [*map(node_hash, found), *read, *_stamps(reached)]
 
+
+def _stamps(reached: list[object]) -> list[str]:
+    """`function_stamp` of each function the statements read, in order, one
+    token per read as before, each function stamped once: a module whose
+    globals a body may fill (`exec(text, ns)`) names each of its steps once
+    per statement reading it, and every stamp of a step reaching the others
+    asks for theirs (35 stamps of 5 steps took seconds each)."""
+    found: dict[int, str] = {}  # by id: `reached` holds them meanwhile
+    for fn in reached:
+        if id(fn) not in found:
+            found[id(fn)] = function_stamp(fn) or ""
+    return [found[id(fn)] for fn in reached]
 
 def _set_at_module_level(name: str, found: list[ast.AST]) -> tuple[str, ...]:
     """The attributes of the class `name` that module-level statements among
