@@ -17,9 +17,11 @@ import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._errortext import near
+from ._errortext import and_list, near
 from .errors import DurableError, SerializationError
 
+# DURABLE_TRACEBACK's words (any other is warned of: `_settings`): full keeps durable's frames.
+TRACEBACKS = ("full", "short")
 _OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Set on a TypeError that is the caller's (a call that does not bind): shown
 # at the caller's line, as Python shows it for a plain function.
@@ -37,7 +39,7 @@ def users_frames(error: BaseException) -> bool:
     """Cut durable's frames from `error`'s traceback and from those of the
     exceptions it was raised from or while handling, unless
     DURABLE_TRACEBACK=full; whether it did."""
-    if os.environ.get("DURABLE_TRACEBACK", "").strip().lower() == "full":
+    if os.environ.get("DURABLE_TRACEBACK", "").strip().lower() == TRACEBACKS[0]:
         return False
     seen: set[int] = set()
     todo: list[BaseException | None] = [error]
@@ -61,7 +63,7 @@ def _written(error: BaseException) -> bool:
     tb = error.__traceback__
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if not _own(tb) and not name.startswith(_libraries()) and not name.startswith("<"):
+        if not durables_frame(tb) and not name.startswith(_libraries()) and not name.startswith("<"):
             return True
         tb = tb.tb_next
     return False
@@ -81,8 +83,8 @@ def _cut(e: BaseException) -> None:
     while tb is not None:
         entries.append(tb)
         tb = tb.tb_next
-    users = [i for i, t in enumerate(entries) if not _own(t) and not _library(t)]
-    ours = [i for i, t in enumerate(entries) if _own(t)]
+    users = [i for i, t in enumerate(entries) if not durables_frame(t) and not _library(t)]
+    ours = [i for i, t in enumerate(entries) if durables_frame(t)]
     # Raised in durable's code, or in a library's that durable's called, but no
     # refusal nor the caller's mistake: its path from the user's last frame on
     # stays (a fault of ours), all of it when none is the user's (an OSError a
@@ -91,7 +93,7 @@ def _cut(e: BaseException) -> None:
     said = isinstance(e, DurableError) or getattr(e, _CALLERS, False)
     whole = bool(ours) and ours[-1] > (users[-1] if users else -1) and isinstance(e, Exception) and not said
     below = (users[-1] + 1 if users else 0) if whole else len(entries)
-    kept = [t for t in entries[:below] if not _own(t)] + entries[below:]
+    kept = [t for t in entries[:below] if not durables_frame(t)] + entries[below:]
     if len(kept) == len(entries):
         return
     cut: types.TracebackType | None = None
@@ -100,7 +102,8 @@ def _cut(e: BaseException) -> None:
     e.__traceback__ = cut
 
 
-def _own(tb: types.TracebackType) -> bool:
+def durables_frame(tb: types.TracebackType) -> bool:
+    """An entry of a traceback in durable's own code."""
     return tb.tb_frame.f_code.co_filename.startswith(_OWN)
 
 
@@ -170,10 +173,21 @@ def keywords(called: str, *, runs_steps: bool = False) -> Callable[[F], F]:
 def _unknown(called: str, word: str) -> str:
     said = f"{called}() got an unexpected keyword argument {word!r}"
     if meant := near(word, _KEYWORDS[called], n=2):  # `retry`: retry_on or retries, both near
-        return f"{said}; did you mean {' or '.join(meant)}?"
+        return f"{said}; did you mean {and_list(meant, 'or')}?"
     elsewhere = {o: name for name, options in reversed(_KEYWORDS.items()) if name != called for o in options}
     if meant := near(word, elsewhere):  # the nearest of all: `retires` is step's retries, not Cache's expire
         takers = [f"{name}()" for name, options in _KEYWORDS.items() if name != called and meant[0] in options]
-        takers[-2:] = [" and ".join(takers[-2:])]  # every call that takes it: `durability` is not configure()'s alone
-        return f"{said}; {meant[0]} is an option of {', '.join(takers)}, not of {called}()"
+        # Every call that takes it: `durability` is not configure()'s alone.
+        return f"{said}; {meant[0]} is an option of {and_list(takers)}, not of {called}()"
     return f"{said}; its options: {', '.join(_KEYWORDS[called])}"
+
+
+def an_option(name: str, words: list[str], call: str = "(...)") -> str:
+    """`wf(1, run_id="r1")`, `wf.resume(r, restart=True)`: options of
+    with_options() passed as the workflow's arguments, said with the call
+    that takes them ("" when none of `words` is one)."""
+    options = [w for w in words if w in _KEYWORDS.get("with_options", ())]
+    if not options:
+        return ""
+    are = "is an option, not an argument" if len(options) == 1 else "are options, not arguments"
+    return f"; {and_list(options)} {are}: {name}.with_options({', '.join(f'{w}=...' for w in options)}){call}"

@@ -114,6 +114,14 @@ def id_word(value: str) -> str:
     return value if not value.startswith("-") and shlex.quote(value) == value else repr(value)
 
 
+def and_list(names: Iterable[str], word: str = "and") -> str:
+    """Names as a sentence lists them: "MEM", "MEM and TOOLS", "A, B and C"
+    (`word`: "or" for a choice). THE joining of names in durable's messages:
+    ", ".join alone said "MEM, TOOLS, which a writes"."""
+    said = list(names)
+    return f"{', '.join(said[:-1])} {word} {said[-1]}" if len(said) > 1 else "".join(said)
+
+
 PLACEHOLDER = "VALUE"  # what a printed command leaves to fill in: `durable run` refuses it as typed
 
 
@@ -179,7 +187,7 @@ NO_DIGEST = "cannot be digested"  # an argument's change, as `changed_arguments`
 
 
 # How a refusal says a step's write that another step reads is undone (`changed._written`).
-NOT_AS_LEFT = "is not as"
+NOT_AS_LEFT = "writes and another step reads"
 
 
 def other_call(changed: Mapping[str, str]) -> str:

@@ -10,11 +10,12 @@ every layer may ask it."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
 
-from ._calls import keywords
+from ._calls import TRACEBACKS, keywords
 from ._errortext import warn
 from .errors import ConfigurationError
 
@@ -48,6 +49,9 @@ KNOWN_VARIABLES = (
     "DURABLE_MAX_RECOVERY_ATTEMPTS",
     "DURABLE_TRACEBACK",
 )
+
+# Where a setting's words are explained, for its refusal.
+_SEE = {"durability": " (see docs/storage.md, durability levels)"}
 
 _UNSET: Any = object()
 _configured: dict[str, Any] = {}
@@ -89,8 +93,7 @@ def setting(name: str, explicit: Any = None) -> Any:
     else the environment variable's, else the built-in default. Every
     value is checked; a bad one raises `ConfigurationError`."""
     if not _told[0]:  # at the first read: the warning then points at the user's call
-        _told[0] = True
-        warn_of_misspelt_variables()
+        look_at_environment()
     if explicit is not None:
         return check(name, explicit, name)
     if name in _configured:
@@ -104,7 +107,7 @@ def from_environment(name: str) -> Any:
     raw = os.environ.get(ENV[name])
     text = (raw or "").strip()
     if text:
-        return check(name, text if name == "store" else text.lower(), ENV[name])
+        return check(name, text, ENV[name])
     if raw is not None and name == "store":  # `DURABLE_STORE=$RUNS`, RUNS unset: refused as --store "" is
         return check(name, raw, ENV[name])
     return DEFAULTS[name]
@@ -129,16 +132,78 @@ def env_flag(variable: str, default: bool) -> bool:
     )
 
 
+def env_number(variable: str, *, whole: bool, meaning: str = "") -> float | None:
+    """A number >= 0 from `variable` (`whole`: a whole number), None when
+    unset or empty (as every variable); any other text is a ConfigurationError."""
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text) if not whole else int(text) if text.isdigit() else -1
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also NaN
+        kind = "a whole number" if whole else "a number of seconds"
+        raise ConfigurationError(f"{variable} must be {kind} >= 0{meaning}, not {text!r}; fix or unset it")
+    return value
+
+
+def env_word(variable: str, words: tuple[str, ...]) -> str | None:
+    """One of `words` (in any case) from `variable`, None when unset or empty;
+    any other text is a ConfigurationError (`DURABLE_TRACEBACK=ful` was as
+    silent as `short`)."""
+    text = os.environ.get(variable, "").strip()
+    if text and text.lower() not in words:
+        raise ConfigurationError(f"{variable} must be {' or '.join(words)}, not {text!r}; fix or unset it")
+    return text.lower() or None
+
+
+# What each variable's value must be, read as durable reads it (the rest
+# take any text). Printed only: a bad one warns and durable keeps going.
+_READERS: dict[str, Callable[[], object]] = {
+    **{variable: functools.partial(from_environment, name) for name, variable in ENV.items()},
+    "DURABLE_ALLOW_PICKLE": lambda: env_flag("DURABLE_ALLOW_PICKLE", True),
+    "DURABLE_PROGRESS": lambda: env_flag("DURABLE_PROGRESS", True),
+    "DURABLE_CANCEL_POLL": lambda: env_number("DURABLE_CANCEL_POLL", whole=False),
+    "DURABLE_MAX_RECOVERY_ATTEMPTS": lambda: env_number(
+        "DURABLE_MAX_RECOVERY_ATTEMPTS", whole=True, meaning=" (0: no limit)"
+    ),
+    "DURABLE_TRACEBACK": lambda: env_word("DURABLE_TRACEBACK", TRACEBACKS),
+}
+PRINTED = ("DURABLE_LOG", "DURABLE_PROGRESS")
+
+
+def bad_variables() -> dict[str, str]:
+    """Each DURABLE_* variable set to a value durable refuses, with the
+    refusal (naming the variable and the values it takes): what the
+    `durable` command warns of (a command that only reads) or refuses
+    (one that writes) before it starts."""
+    bad: dict[str, str] = {}
+    for variable, read in _READERS.items():
+        try:
+            read()
+        except ConfigurationError as e:
+            bad[variable] = str(e)
+    return bad
+
+
 def check(name: str, value: Any, source: str) -> Any:
-    """`value` if `name` accepts it, else a ConfigurationError naming where
-    it came from (`on_change`, `DURABLE_ON_CHANGE`, `--on-change`) and the
-    allowed values."""
+    """`value` if `name` accepts it (a word in lower case: "Batch" and
+    " BATCH " are "batch", from a variable, configure(), an option or a
+    flag alike), else a ConfigurationError naming where it came from
+    (`on_change`, `DURABLE_ON_CHANGE`, `--on-change`) and the allowed values.
+    THE check of each setting's words: `durability.check_level` is this one."""
     if name not in ENV:
         raise ConfigurationError(f"unknown setting {name!r}; known: {', '.join(ENV)}")
     allowed = CHOICES.get(name)
-    if allowed is not None and value not in allowed:
-        words = ", ".join(repr(a) for a in allowed)
-        raise ConfigurationError(f"{source} must be one of {words}, not {value!r}")
+    if allowed is not None:
+        # Any case: a word means one level whoever types it (DURABLE_LOG=INFO,
+        # as logging spells it); refusing it in code only was two rules.
+        word = value.strip().lower() if isinstance(value, str) else value
+        if word not in allowed:
+            words = ", ".join(repr(a) for a in allowed)
+            raise ConfigurationError(f"{source} must be one of {words}, not {value!r}{_SEE.get(name, '')}")
+        return word
     if name == "store" and isinstance(value, str) and not value.strip():
         # "" would open the working folder itself as the store: refused, not guessed
         default = (
@@ -188,6 +253,21 @@ def warn_of_misspelt_variables() -> None:
                 f"{name} is set, but durable reads no such variable: did you mean "
                 f"{close[0]}? It is ignored."
             )
+
+
+def look_at_environment() -> None:
+    """Warn, once per process (its first run, or the `durable` command's
+    start), of a misspelt variable and of a word DURABLE_TRACEBACK does not
+    take (shown as `short`)."""
+    if _told[0]:
+        return
+    _told[0] = True
+    warn_of_misspelt_variables()
+    try:
+        env_word("DURABLE_TRACEBACK", TRACEBACKS)
+    except ConfigurationError as e:
+        warn(f"{str(e).removesuffix('; fix or unset it')}; it is ignored (durable's own frames "
+             "are left out of tracebacks): fix or unset it")  # fmt: skip
 
 
 _CUTOFF = 0.85

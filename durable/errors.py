@@ -60,7 +60,7 @@ class RunNotFoundError(DurableError, LookupError):
         self.workflow, self.run_id, self.store = workflow, run_id, store
         self.start = start = " or call the workflow without resume() to start it" if resuming else ""  # not of history()
         super().__init__(
-            f"no run {run_id!r} of workflow {workflow!r} in store {store}; nothing was executed. Check the "
+            f"no run {run_id!r} of workflow {workflow!r} in store {store}; nothing was run or changed. Check the "
             f"run id (`durable {shell_words('runs', workflow)}` lists them){start}."
         )
 

@@ -151,7 +151,7 @@ def test_with_options_sets_the_level(tmp_path: Path, syncs: list[int]) -> None:
         lambda p: durable.open_store(p, durability="sometimes"),
         lambda p: durable.open_store(p, durability=None, sync_interval=0),
         lambda p: durable.workflow(durability="fast")(lambda: 1),
-        lambda p: durable.workflow(lambda: 1).with_options(durability="FSYNC"),
+        lambda p: durable.workflow(lambda: 1).with_options(durability="always"),  # "FSYNC" is fsync
     ],
 )
 def test_a_bad_level_or_interval_is_refused(tmp_path: Path, make: Callable[[Path], object]) -> None:

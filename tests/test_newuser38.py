@@ -101,7 +101,7 @@ def test_the_status_lines_quote_a_run_id_that_starts_with_a_dash(
         (["run", "flow.py:wf", "--vars", "n=1"], "durable run has no option --vars; did you mean "
          "--var?"),
         (["fork", "r1", "--to", "r2", "--at", "1"], "durable fork has no option --to; its "
-         "options: --at, --new-run-id, --workflow, --durability"),
+         "options: --at, --new-run-id, --workflow, --json, --durability"),
     ],
 )
 def test_an_option_a_command_does_not_have_names_the_one_meant(

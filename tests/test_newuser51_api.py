@@ -27,7 +27,7 @@ def shown(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.mark.parametrize(
     ("options", "said"),
     [
-        ({"durability": "Fsync"}, "durability='Fsync' is not a durability level: use one of 'fsync'"),
+        ({"durability": "paranoid"}, "durability must be one of 'fsync', 'batch', 'none', not 'paranoid'"),
         ({"keep_last": 0}, "keep_last must be a whole number >= 1, not 0"),
     ],
 )

@@ -24,10 +24,10 @@ Each with the variant that stays refused (`REFUSED`): the next step reads
 what the first changed (the memory recalled, a tool reading it, `PBAR.n`,
 `BUF.getvalue()`, `C.most_common()`), a tool writing a global the next step
 reads (a `def`, a lambda), a memo or class client filled with a
-parameter's value (the first caller's) or handed out and changed, and an
-LLM client whose rate limiter reads the time its last call left (what
-the step computes then may depend on it: durable cannot tell a delay
-from a result).
+parameter's value (the first caller's) or handed out and changed. An
+LLM client whose rate limiter reads the time its last call left only to
+sleep was refused here too; review63 resumes it (`effects`: what the
+step computes does not depend on it, test_review63_users).
 
 Were stale: a tool a decorator puts in a registry (`TOOLS = {}`, `@tool`),
 called through it (`TOOLS[name](x)`, `AGENT.act(name, x)`), writing a
@@ -179,6 +179,7 @@ CASES = {  # name: (module-level code, the first step's statements, the second's
         self.timings[name] = dt
 METRICS = Metrics()""", "METRICS.count(3)\n    METRICS.timed('e', 0.1)", "METRICS.count(2)\n    METRICS.timed('l', 0.2)\n    return 0"),
     "logger": ('log = logging.getLogger("etl")\nlog.setLevel(logging.INFO)\nlog.addHandler(logging.StreamHandler(sys.stdout))', "log.info('a %s', x)", "log.info('b')\n    return 0"),
+    "llm": (LLM, "CLIENT.complete('hi')", "return CLIENT.complete('yo')"),
     # The variants that stay refused.
     "agent_recalls": (AGENT.replace("CALC", "0"), "AGENT.act('search', 'hi')", "return AGENT.recall()"),
     "agent_tool_reads": (AGENT.replace("CALC", "len(MEM.turns)"), "AGENT.act('search', 'hi')", "return AGENT.act('calc', 'x')"),
@@ -204,7 +205,6 @@ AGENT = Agent({"note": lambda x: AGENT.trace.append(x)})""", "AGENT.act('note', 
     "memo_param": (MEMO.replace("def get(k):", "def get(k, x=0):").replace("compute(k)\n", "x\n"), "get('a', x)", "return get('a')"),
     "memo_changed": (MEMO.replace("len(k) * 0", "[]"), "get('a').append(x)", "return len(get('a'))"),
     "lazy_cls_param": (LAZY.replace("conn(cls)", "conn(cls, url)").replace("connect()", "connect(url)"), "Repo.conn('db%d' % x)", "return len(Repo.conn('db').url)"),
-    "llm": (LLM, "CLIENT.complete('hi')", "return CLIENT.complete('yo')"),
     # Were stale (value 0, where an uninterrupted run gives 1): a tool a decorator registered,
     # writing or reading a global the other step reads or writes, called through the registry.
     "registry_writes": (REGISTRY, "TOOLS['remember'](x)", "return len(NOTES)"),

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
-from .._calls import keywords
+from .._calls import at_callers, keywords
 from .._core.bound import note_made
 from .._core.context import active_run
 from .._core.run import Options
@@ -87,4 +87,4 @@ def workflow(
     def decorate(f: Callable[..., Any]) -> Any:
         return make_workflow(f, name, version, options)
 
-    return decorate(fn) if fn is not None else decorate
+    return decorate(fn) if fn is not None else at_callers(decorate)  # its errors at the user's line, as without options

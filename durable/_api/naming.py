@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.reach import default_name, script_name
 from .._storage.base import Store
+from .._storage.keys import check_names
 
 if TYPE_CHECKING:  # run management loads when a workflow's runs are asked for
     from .._manage.runs import RunInfo
@@ -54,6 +55,7 @@ def twin_runs(store: Store, name: str, twin: str | None) -> list[RunInfo]:
 def holder(store: Store, name: str, twin: str | None, run_id: str) -> str:
     """The name to read run `run_id` under: the twin's when only it has
     the run (a look at a run `twin_runs` listed, which changes nothing)."""
+    check_names(name, run_id)  # before a read: `wf.history(info)` is the caller's mistake, no store's
     if twin is None or store.peek_manifest(name, run_id) is not None:
         return name
     return twin if store.peek_manifest(twin, run_id) is not None else name

@@ -4,8 +4,10 @@ anything runs, never a TypeError deep in a run or a silent other meaning."""
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import os
+from typing import Any
 
 from .._core.run import Options
 from .._settings import check
@@ -14,14 +16,18 @@ from .._storage.keys import check_key_part
 from ..errors import ConfigurationError
 
 
-def check_options(options: Options) -> None:
+def check_options(options: Options) -> Options:
+    """`options`, each word in the form the check gives it (`"Batch"` is
+    `"batch"`: a level compared later is one of the levels), else a
+    ConfigurationError."""
     given = options.run_id  # refused here, at the line that gives it, not at the first call
     if given is not None and not callable(given):
         check_key_part("run id", given)
     if options.store is not None and not callable(getattr(options.store, "get", None)):  # a KeyStore
         check("store", options.store, "store=")  # 5 or "": refused here, not at the first call
+    words: dict[str, Any] = {}
     if options.on_change is not None:  # None: configure(), $DURABLE_ON_CHANGE, "refuse"
-        check("on_change", options.on_change, "on_change")
+        words["on_change"] = check("on_change", options.on_change, "on_change")
     keep = options.keep_last
     if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
         raise ConfigurationError(f"keep_last must be a whole number >= 1, not {keep!r}")
@@ -32,7 +38,7 @@ def check_options(options: Options) -> None:
             f"not {wait!r}"
         )
     if options.durability is not None:
-        check_level(options.durability, "durability")
+        words["durability"] = check_level(options.durability, "durability")
     where = options.progress_file  # 5 failed as a bare TypeError once the run had started
     if where is not None and not isinstance(where, (str, os.PathLike)):
         raise ConfigurationError(f"progress_file= takes a file path, not {where!r}")
@@ -43,3 +49,4 @@ def check_options(options: Options) -> None:
         raise ConfigurationError(
             "restart=True discards the run's records and rebase=True replays them: pass one"
         )
+    return dataclasses.replace(options, **words) if words else options

@@ -8,7 +8,7 @@ import types
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, overload
 
-from .._calls import keywords
+from .._calls import at_callers, keywords
 from .._core.bound import note_made
 from .._core.cacheoption import Cache, cache_option
 from .._core.context import active_run
@@ -178,7 +178,7 @@ def step(
             note_made(f, ctx.bodies)
         return wrapper
 
-    return decorate(fn) if fn is not None else decorate
+    return decorate(fn) if fn is not None else at_callers(decorate)  # its errors at the user's line, as without options
 
 
 def _async_wrapper(spec: StepSpec) -> Callable[..., Any]:

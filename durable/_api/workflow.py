@@ -8,7 +8,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
-from .._calls import at_callers, callers, keywords
+from .._calls import an_option, at_callers, callers, keywords
 from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, caller_run
 from .._core.definition import Definition
@@ -53,7 +53,7 @@ class Workflow(Steering, Generic[P, R]):
     def __init__(
         self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
     ) -> None:
-        check_options(options)
+        options = check_options(options)
         self.fn = fn
         self._pinned_name = name  # kept as given: with_options() must not drop it
         self.name = check_key_part("workflow name", name or default_workflow_name(fn))
@@ -242,8 +242,9 @@ class Workflow(Steering, Generic[P, R]):
         signature = signature_of(self.fn)  # a TypeError here is durable's, not the call's
         try:
             return signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise callers(TypeError(f"{self.name}(): {e}")) from None
+        except TypeError as e:  # `wf(1, run_id="r1")`: said where that option goes
+            said = an_option(getattr(self.fn, "__name__", "wf"), [k for k in kwargs if k not in signature.parameters])
+            raise callers(TypeError(f"{self.name}(): {e}{said}")) from None
 
     def _run_id(self, given: inspect.BoundArguments | None) -> str:
         assert given is not None

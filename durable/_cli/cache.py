@@ -12,7 +12,7 @@ from .._manage import cache
 from .._manage.cache import EntryInfo
 from .._storage.base import Store
 from . import format
-from .common import not_there, nothing_there
+from .common import not_there, note, nothing_there
 
 
 def add_commands(
@@ -76,7 +76,7 @@ def cmd_ls(args: argparse.Namespace, store: Store) -> int:
         total = cache.human_size(sum(i.size for i in infos))
         print(f"{_entries(len(infos))}, {total}", file=sys.stderr)
     elif not args.step:
-        print(f"no cache entries for any step{not_there(store) or f' in {store.url}'}", file=sys.stderr)
+        note(f"no cache entries for any step{not_there(store) or f' in {store.url}'}")
     if args.step and not infos:
         return _no_entries(store, args.step)
     _note_unverified([i for i in infos if not i.verified], "`durable cache clear` removes them")
@@ -123,17 +123,18 @@ def _removed(verb: str, gone: Sequence[EntryInfo], blobs: int, store: Store) -> 
     unverified = sum(not i.verified for i in gone)
     failing = f", {unverified} failing the signature check" if unverified else ""
     swept = "" if verb.startswith("would") else f"; {blobs} blob{'s' if blobs != 1 else ''} deleted"
-    where = "" if gone else not_there(store)
-    print(f"{verb} {_entries(len(gone))} ({size}{failing}){swept}{where}", file=sys.stderr)
+    if where := "" if gone else not_there(store):  # no store there: a typo in --store, not a report
+        note(f"{verb} {_entries(0)}{where}")
+    else:
+        print(f"{verb} {_entries(len(gone))} ({size}{failing}){swept}", file=sys.stderr)
 
 
 def _note_unverified(infos: Sequence[EntryInfo], what: str) -> None:
     if infos:
-        print(
+        note(
             f"{_entries(len(infos))} fail{'s' if len(infos) == 1 else ''} the signature check "
             "under this store's key (signed with another key, or not by durable): never "
-            f"served; {what}",
-            file=sys.stderr,
+            f"served; {what}"
         )
 
 

@@ -11,7 +11,7 @@ import traceback
 import warnings
 from collections.abc import Container, Iterator, Sequence
 
-from .._errortext import PACKAGE, id_word, program, shell_words
+from .._errortext import PACKAGE, and_list, id_word, program, shell_words
 from .._manage.owners import SeveralWorkflows
 from .._manage.runs import list_runs, namesakes, no_folder
 from .._settings import from_environment
@@ -81,6 +81,14 @@ def not_there(store: Store) -> str:
     reads the same as a typo in --store otherwise."""
     missing = no_folder(store)
     return f" in {store.url}: {missing}" if missing else ""
+
+
+def note(text: str) -> None:
+    """A note of the command about what it found nothing of, or found wrong:
+    in its voice (`durable: ...`), as its errors and warnings are. A report
+    of what it did (removed, wrote, cancelled, a step executed) is its
+    output, and stays plain."""
+    print(f"durable: {text}", file=sys.stderr)
 
 
 def nothing_there(store: Store) -> int:
@@ -227,7 +235,7 @@ def new_namesake(args: argparse.Namespace, store: Store, workflow: str, run_id: 
         return None
     show = f"{command(args)} {shell_words('show', run_id, '--workflow', others[0])}"
     return (
-        f"  a new run: run {id_word(run_id)} of {' and '.join(others)} is another workflow's "
+        f"  a new run: run {id_word(run_id)} of {and_list(others)} is another workflow's "
         f"(a renamed function is another workflow; {show} shows it)"
     )
 

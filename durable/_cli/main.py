@@ -16,7 +16,7 @@ import durable
 
 from .._errortext import program, shell_words
 from .._manage.runs import RUN_STATUSES
-from .._settings import check
+from .._settings import CHOICES
 from .._storage.base import Store
 from .._storage.factory import open_store
 from ..errors import (
@@ -37,6 +37,8 @@ from .common import (
     own_warnings,
     print_error,
 )
+from .environment import checked_environment
+from .flagtypes import age, count, seconds, store_url, word_of
 from .forkat import at_advice, position
 from .howto import GUESSES, guessed
 from .refused import refused_artifact, refused_change, restart_line
@@ -44,7 +46,6 @@ from .unknown import left_out, near_command, no_value, one_run, unknown_option
 
 _REFUSALS = (RunNotFoundError, RunLockedError, ConfigurationError)
 Handler = Callable[[argparse.Namespace, Store], int]
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,10 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     with own_warnings():  # importing `durable run`'s engine may warn (a bad DURABLE_LOG)
         handler = _handler(args.handler)
     try:
-        options: dict[str, object] = {"allow_pickle": False} if args.no_pickle else {}
-        if getattr(args, "durability", None) is not None:  # run, recover, fork
-            options["durability"] = args.durability
         with own_warnings():
+            options = checked_environment(args, runs_code=args.command in ("run", "recover"))
+            if args.no_pickle:
+                options["allow_pickle"] = False
+            if getattr(args, "durability", None) is not None:  # run, recover, fork
+                options["durability"] = args.durability
             return handler(args, open_store(args.store, **options))
     except KeyboardInterrupt:  # Ctrl-C before a run had its graceful-stop handlers
         return 130
@@ -127,7 +130,7 @@ def _common(*, top: bool) -> _Parser:
     # reset what was given before it (argparse copies sub-parser defaults).
     common = _Parser(add_help=False)
     unset: dict[str, object] = {} if top else {"default": argparse.SUPPRESS}
-    common.add_argument("--store", metavar="URL", type=_store_url, **unset,  # type: ignore[arg-type]
+    common.add_argument("--store", metavar="URL", type=store_url, **unset,  # type: ignore[arg-type]
                         help="store URL or folder (default: $DURABLE_STORE, else ./.durable)")  # fmt: skip
     common.add_argument("--debug", action="store_true", help="show tracebacks", **unset)  # type: ignore[arg-type]
     common.add_argument("--no-pickle", action="store_true", **unset,  # type: ignore[arg-type]
@@ -176,6 +179,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p = command("rm", manage.cmd_rm, "remove runs and their records (never one a live process holds)")
     p.add_argument("run_ids", metavar="RUN", nargs="+", help="the ids of the runs to remove")
     p.add_argument("--workflow", "-w", metavar="WORKFLOW", help=_WORKFLOW)
+    p.add_argument("--json", action="store_true", help="print JSON: one object per RUN, removed or not")
     p = command(
         "gc", manage.cmd_gc,
         "remove old runs of every workflow; every filter given narrows what goes: "
@@ -183,18 +187,19 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
         "and, of the rest, removes "
         "those older than 7 days",
     )  # fmt: skip
-    p.add_argument("--keep-last", type=_count, metavar="N",
+    p.add_argument("--keep-last", type=count, metavar="N",
                    help="keep the N newest completed runs of each workflow and every run newer "
                    "than them; unfinished runs (a fork not yet run, a failed run) never count, "
                    "so older ones go; a suspended run (waiting for input) stays unless "
                    "--status suspended names it; look first with --dry-run")  # fmt: skip
-    p.add_argument("--older-than", metavar="AGE", type=_age,
+    p.add_argument("--older-than", metavar="AGE", type=age,
                    help="remove only runs last updated longer ago: 90s, 30m, 12h, 7d, 2w")  # fmt: skip
     p.add_argument("--status", action="append", metavar="STATUS",
                    help="remove only runs with this status (repeatable): "
                    f"{', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="list what would go, remove nothing")
     p.add_argument("--workflow", metavar="WORKFLOW", help="only the runs of this workflow")
+    p.add_argument("--json", action="store_true", help="print JSON: the runs removed (or that would go)")
     p = command("fork", manage.cmd_fork, "copy a run's records before position N into a new run "
                 "(nothing runs; resume it with durable run ... --run-id NEW --resume)")  # fmt: skip
     p.add_argument("run_id", metavar="RUN", help="the id of the run to copy")
@@ -203,6 +208,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("--new-run-id", metavar="ID",
                    help="the new run's id (default: RUN-fork-<random>); printed on stdout")  # fmt: skip
     p.add_argument("--workflow", "-w", metavar="WORKFLOW", help=_WORKFLOW)
+    p.add_argument("--json", action="store_true", help="print JSON: the new run, as `durable runs --json` lists it")
     _durability(p, code=False)
     p = command("run", "durable._cli.run:cmd_run", "run or resume a workflow: path/to/file.py:wf or package.module:wf")
     p.add_argument("target", metavar="TARGET", help=_TARGET)
@@ -219,10 +225,10 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                         "fresh with the --var given and the defaults (not its recorded arguments)")  # fmt: skip
     either.add_argument("--rebase-checkpoint", action="store_true",
                         help="accept a changed definition and replay the recorded steps")  # fmt: skip
-    p.add_argument("--on-change", choices=["refuse", "rerun"],
+    p.add_argument("--on-change", choices=CHOICES["on_change"], type=word_of("on_change", "--on-change"),
                    help="what to do when the code or arguments changed (default: the workflow's, "
                    "else durable.configure(), else $DURABLE_ON_CHANGE, else refuse)")  # fmt: skip
-    p.add_argument("--wait", type=_seconds, metavar="SECONDS",
+    p.add_argument("--wait", type=seconds, metavar="SECONDS",
                    help="when another process holds the run, wait this long for it")  # fmt: skip
     _durability(p)
     p.add_argument("--var", action="append", metavar="KEY=VALUE",
@@ -231,6 +237,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                    "date, datetime, time or Enum annotation makes it one (--var "
                    "day=2024-05-31); a value of another type than the annotation is "
                    "refused")  # fmt: skip
+    p.add_argument("--json", action="store_true",
+                   help="print JSON where the run ended (its value, or why not) instead of its value")  # fmt: skip
     p.add_argument("--input", action="append", metavar="NAME=VALUE",
                    help="answer the run's durable.wait_for(NAME) on resume (NAME@POSITION: only "
                    "the wait at that position; repeatable; JSON "
@@ -248,7 +256,7 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("target", metavar="TARGET", help=_TARGET)
     p.add_argument("--json", action="store_true", help="print JSON")
     _durability(p)
-    cache.add_commands(sub, common, _age, typed)
+    cache.add_commands(sub, common, age, typed)
     return parser
 
 
@@ -274,7 +282,7 @@ def _durability(p: argparse.ArgumentParser, *, code: bool = True) -> None:
     # fork) take it: the others read, or write only manifests, markers and
     # deletions, which are synced at every level. `code`: it runs the user's
     # code, whose workflow option and configure() may set it (a fork's not).
-    p.add_argument("--durability", choices=["fsync", "batch", "none"],
+    p.add_argument("--durability", choices=CHOICES["durability"], type=word_of("durability", "--durability"),
                    help="when this command's records are fsync'ed to a local store (default: "
                    + ("the workflow's, else the store's, else durable.configure(), else " if code else
                       "") + "$DURABLE_DURABILITY, else fsync)")  # fmt: skip
@@ -289,40 +297,3 @@ def _handler(handler: Handler | str) -> Handler:
     module, _, name = handler.partition(":")
     found: Handler = getattr(importlib.import_module(module), name)
     return found
-
-
-def _store_url(text: str) -> str:
-    # The library's rule (an empty store is refused), said as a usage error.
-    try:
-        return str(check("store", text, "the store URL"))
-    except ConfigurationError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _count(text: str) -> int:
-    if not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
-    return int(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # also NaN
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
-    return value
-
-
-def _age(text: str) -> float:
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhdw]?)", text.strip())
-    if match is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an age like 90s, 30m, 12h, 7d or 2w")
-    number, unit = match.groups()
-    if not unit:  # `--older-than 7` meant as a week would remove what is 7 seconds old
-        raise argparse.ArgumentTypeError(
-            f"{text!r} has no unit: say {number}d for days, or {number}w, {number}h, "
-            f"{number}m, {number}s"
-        )
-    return float(number) * _UNITS[unit]

@@ -13,9 +13,15 @@ from .._manage.fork import fork_run
 from .._manage.listed import listed
 from .._manage.missing import store_below
 from .._storage.base import Store
-from ..errors import ConfigurationError, DurableError, RunLockedError, RunNotFoundError
+from ..errors import (
+    ConfigurationError,
+    DurableError,
+    RunLockedError,
+    RunNotFoundError,
+    StorageError,
+)
 from . import format, howto
-from .common import UsageError, advised, command, not_there, nothing_there, print_error
+from .common import UsageError, advised, command, not_there, note, nothing_there, print_error
 from .html import render
 
 
@@ -25,6 +31,8 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
         print(json.dumps([format.run_doc(i) for i in infos], indent=2))
     elif infos:
         print(format.runs_table(infos))
+    for info in [] if args.json else [i for i in infos if i.status in _UNUSABLE]:  # the row says no why
+        note(f"{info.workflow}/{info.run_id} is {info.status}: {advised(info.error or '', command(args))}")
     if infos:
         return _unreadable(infos, command(args))
     # A name that matches nothing exits 2, as a run id does for show, rm,
@@ -35,8 +43,12 @@ def cmd_runs(args: argparse.Namespace, store: Store) -> int:
         print(f"durable: {unknown}", file=sys.stderr)
         return 2
     if not args.json or nothing_there(store):  # `[]` for a typo in --store: said why
-        print(_no_runs(args, store), file=sys.stderr)
+        note(advised(_no_runs(args, store)))  # its `durable --store ...` as started
     return nothing_there(store)
+
+
+# What a run is listed as when its manifest cannot be used (`durable show RUN` says it too).
+_UNUSABLE = ("corrupt", "unverified", "newer")
 
 
 def _unreadable(infos: list[runs.RunInfo], durable: str) -> int:
@@ -143,28 +155,39 @@ def _write_html(path: str, page: str) -> None:
 
 
 def cmd_rm(args: argparse.Namespace, store: Store) -> int:
-    code = 0
+    """`--json`: one object per run id given, in order: `workflow` (when no
+    run was found, the --workflow given, else null), `runId`, `removed`,
+    `error` (why not, else null) and `childRuns` (its child runs' ids, which stay)."""
+    code, docs = 0, []
     for run_id in args.run_ids:
         try:
             workflow = owners.find_workflow(store, run_id, args.workflow, leftovers=True)
             runs.delete_run(store, workflow, run_id)
-        except (RunNotFoundError, RunLockedError, ConfigurationError) as e:
-            others = [r for r in args.run_ids if r != run_id]
-            code = print_error(e, args.debug, 2, durable=command(args), typed=getattr(args, "typed", None), others=others)
+        except (RunNotFoundError, RunLockedError, ConfigurationError, StorageError) as e:  # the next goes on
+            others, failed = [r for r in args.run_ids if r != run_id], 1 if isinstance(e, StorageError) else 2
+            code = max(code, print_error(e, args.debug, failed, durable=command(args),
+                                         typed=getattr(args, "typed", None), others=others))  # fmt: skip
+            docs.append({"workflow": args.workflow, "runId": run_id, "removed": False,
+                         "error": advised(str(e).strip(), command(args)), "childRuns": []})  # fmt: skip
             continue
-        print(f"removed {workflow}/{run_id}")
-        _children_stay(store, workflow, run_id, command(args))
+        children = _children_stay(store, workflow, run_id, command(args), said=not args.json)
+        docs.append({"workflow": workflow, "runId": run_id, "removed": True, "error": None, "childRuns": children})
+        if not args.json:
+            print(f"removed {workflow}/{run_id}")
+    if args.json:
+        print(json.dumps(docs, indent=2))
     return code
 
 
-def _children_stay(store: Store, workflow: str, run_id: str, durable: str) -> None:
+def _children_stay(store: Store, workflow: str, run_id: str, durable: str, *, said: bool) -> list[str]:
     """A parent's removal leaves its child runs (they are runs of their own,
     maybe shared): say which, so that they are not forgotten in the store."""
     link = f"{workflow}/{run_id}@"
     ids = sorted(i.run_id for i in runs.list_runs(store) if (i.parent or "").startswith(link))
-    if ids:
+    if ids and said:
         print(f"  its child runs stay: {', '.join(ids)} ({durable} {shell_words('rm', *ids)} removes them)",
               file=sys.stderr)  # fmt: skip
+    return ids
 
 
 def cmd_gc(args: argparse.Namespace, store: Store) -> int:
@@ -182,17 +205,26 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
         workflow=args.workflow,
     )
     verb = "would remove" if args.dry_run else "removed"
-    if removed:
+    if args.json:  # `removed`: what went, or with --dry-run what would go
+        print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed]}, indent=2))
+    elif removed:
         print(format.runs_table(removed))
-    where = "" if removed else not_there(store)
-    print(f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}{where}", file=sys.stderr)
+    said = f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}"
+    if where := "" if removed else not_there(store):
+        note(said + where)  # no store there: a typo in --store, not a report
+    else:
+        print(said, file=sys.stderr)
     return 0 if removed else nothing_there(store)
 
 
 def cmd_fork(args: argparse.Namespace, store: Store) -> int:
     workflow = owners.find_workflow(store, args.run_id, args.workflow)
     new_id = fork_run(store, workflow, args.run_id, args.at, new_run_id=args.new_run_id)
-    print(new_id)
+    if args.json:  # the new run as `durable runs --json` lists it, and where it came from
+        doc = format.run_doc(runs.run_info(store, workflow, new_id))
+        print(json.dumps(doc | {"forkedFrom": args.run_id, "at": args.at}, indent=2))
+    else:
+        print(new_id)
     target, name = howto.target(store, workflow, new_id), howto.input_at(store, workflow, new_id, args.at)
     given = f", inputs={{{name!r}: VALUE}}" if name else ""  # its first position a wait_for: answered again
     run_it = howto.in_session(workflow, new_id, given) if target == "" else howto.run_line(

@@ -13,7 +13,7 @@ from .._api.workflow import AsyncWorkflow, store_of
 from .._errortext import id_word
 from .._storage.base import Store
 from ..errors import DefinitionChangedError
-from .common import in_flags, names_a_refusal, not_there, nothing_there, rerun
+from .common import in_flags, names_a_refusal, not_there, note, nothing_there, rerun
 from .format import value_text
 from .target import load_target
 
@@ -36,8 +36,7 @@ def cmd_recover(args: argparse.Namespace, store: Store) -> int:
     if args.json:
         print(json.dumps([_doc(r) for r in done], indent=2))
     if not done and (not args.json or nothing_there(store)):  # `[]` for a typo in --store: said why
-        print(f"no interrupted or failed run of {wf.name}{not_there(store) or f' in {store.url}'}",
-              file=sys.stderr)  # fmt: skip
+        note(f"no interrupted or failed run of {wf.name}{not_there(store) or f' in {store.url}'}")
         return nothing_there(store)
     for run in done if not args.json else []:
         print(_line(run, rerun(args, run.run_id)), file=sys.stderr)

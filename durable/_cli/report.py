@@ -4,6 +4,7 @@ stopped by a signal, failed), on stderr; the final value goes to stdout."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -11,6 +12,7 @@ import traceback
 from typing import Any
 
 from .._errortext import PACKAGE, id_word, said_reason
+from .._manage.document import run_doc, value_doc
 from .._manage.history import describe
 from .._manage.runs import RunInfo, run_info
 from .._storage.base import Store
@@ -28,9 +30,19 @@ class Report:
         self.durable, self.rerun = command(args), rerun(args, run_id)
         self.store, self.workflow, self.run_id = store, workflow, run_id
         self.started = False  # this process started (or resumed) the run
+        self.json = bool(getattr(args, "json", False))
 
     def say(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
+
+    def document(self, **extra: Any) -> None:
+        """`--json`: where the run ended, on stdout, as `durable runs --json`
+        lists a run (`status`, `reason`, `error`, ...), and `extra`."""
+        if not self.json:
+            return
+        info = self.info()
+        doc = run_doc(info) if info else {"workflow": self.workflow, "runId": self.run_id, "status": None}
+        print(json.dumps(doc | extra, indent=2), flush=True)
 
     def info(self) -> RunInfo | None:
         try:
@@ -50,7 +62,11 @@ class Report:
             self.say(f"run {id_word(self.run_id)} had already completed; its recorded value:")
         else:
             self.say(f"run {id_word(self.run_id)} completed")
-        print(value_text(run.value), flush=True)
+        if self.json:
+            self.document(**value_doc(lambda: run.value), resumedFromStep=run.resumed_from_step,
+                          stepsReplayed=run.steps_replayed, stepsExecuted=run.steps_executed)  # fmt: skip
+        else:
+            print(value_text(run.value), flush=True)
         return 0
 
     def suspended(self, reason: str, waiting: str | None, at: object = None) -> int:
@@ -61,6 +77,7 @@ class Report:
         self.say(f"run {id_word(self.run_id)} suspended at step {pos + 1} (position {pos}): {said_reason(reason)}")
         answer = howto.answer_flags(info, reason, waiting)
         self.say(f"  continue with: {self.rerun} --resume {answer}".rstrip())  # no parameter: nothing to give
+        self.document(waitingFor=waiting)
         return 3
 
     def stopped(self, signum: int | None) -> int:
@@ -68,6 +85,7 @@ class Report:
         name = signal.Signals(signum).name if signum is not None else "request_stop()"
         if not self.started:  # stopped waiting for the lease: the run is its holder's
             self.say(f"stopped waiting for run {id_word(self.run_id)} ({name}); nothing was executed here")
+            self.document()
             return 128 + (signum if signum is not None else signal.SIGINT)
         steps = info.steps if info else 0
         self.say(
@@ -75,6 +93,7 @@ class Report:
             f"recorded{self._kept()}"
         )
         self.say(f"  continue with: {self.rerun} --resume")
+        self.document()
         return 128 + (signum if signum is not None else signal.SIGINT)
 
     def _kept(self) -> str:
@@ -102,11 +121,13 @@ class Report:
         if isinstance(exc, RunKilledError) and exc.run_id == self.run_id:  # a resume is refused again
             for line in howto.killed_ways(self.durable, self.store, self.workflow, self.run_id, exc.times):
                 self.say(line)
+            self.document()
             return 1
         # The usual fix, an edit of the failed step, makes a plain resume refused as changed code.
         self.say(f"  fix the cause, then: {self.rerun} --resume (after an edit of the code: "
                  f"{self.rerun} --resume --on-change rerun, which runs again from the first "
                  "step that changed)")  # fmt: skip
+        self.document()
         return 1
 
     def _where(self, exc: BaseException) -> str:

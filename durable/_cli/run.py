@@ -127,6 +127,7 @@ def cmd_run(args: argparse.Namespace, store: Store) -> int:
                     "so that "
                     f"{run_id} runs it afresh"
                 )
+            report.document()
             return 4
         except Stopped as e:
             return report.stopped(e.signum)

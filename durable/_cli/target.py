@@ -61,7 +61,8 @@ def load_target(spec: str, typed: Sequence[str] = ()) -> Workflow[Any, Any]:
         if obj is None:
             raise UsageError(f"{where} has no {attr}" + (f"; did you mean {near[0]}?{known[1:]}" if near else known))
         what = "a @durable.step" if hasattr(obj, "__durable_step__") else f"a {type(obj).__name__}"
-        raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{known}")
+        fix = ": put @durable.workflow on it to run it" if what == "a function" else ""  # a script's own main()
+        raise UsageError(f"{attr} in {where} is {what}, not a @durable.workflow{fix}{known}")
     return obj
 
 
@@ -100,7 +101,7 @@ def _namespace(where: str, *, is_file: bool) -> dict[str, Any]:
     try:
         return _load_file(where) if is_file else vars(_import(where))
     except (OSError, ImportError, SyntaxError) as e:
-        raise UsageError(f"cannot load {where}: {type(e).__name__}: {e}") from e
+        raise UsageError(f"cannot load {where}: {type(e).__name__}: {e}{_missing(e, where)}; nothing was run") from e
     except SystemExit as e:  # its exit code read as the run's: 0 "done", 3 "suspended"
         raise UsageError(
             f"cannot load {where}: it called sys.exit({e.code!r}) as it was loaded "
@@ -112,6 +113,23 @@ def _namespace(where: str, *, is_file: bool) -> dict[str, Any]:
             f"cannot load {where}: {type(e).__name__}: {e} ({_raised_at(e, where)}); "
             "nothing was run. --debug shows the traceback"
         ) from e
+
+
+def _missing(e: BaseException, where: str) -> str:
+    """What to do about a module not found: the target's own (run from
+    another folder), else one it imports, most often installed in another
+    environment than the one whose `durable` is on the PATH."""
+    name = getattr(e, "name", None) if isinstance(e, ModuleNotFoundError) else None
+    if not name:
+        return ""
+    top, module = name.split(".")[0], not where.endswith(".py")
+    if module and (where == name or where.startswith(f"{name}.")):
+        return (f". There is no module {name} here: run the command in the folder that holds it "
+                f"(or with it on PYTHONPATH), or give the file's path, path/to/file.py:WORKFLOW")  # fmt: skip
+    if module and where.split(".")[0] == top:  # a module of the target's own package
+        return ""
+    return (f". Install {top} in the Python the command runs in ({sys.executable}), or run "
+            f"`python -m durable` with the Python whose environment has it")
 
 
 def _raised_at(e: BaseException, where: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
-from .._errortext import PLACEHOLDER, shell_words, to_fill
+from .._errortext import PLACEHOLDER, near, shell_words, to_fill
 from .common import UsageError
 
 
@@ -148,8 +148,10 @@ def check_names(workflow: str, fn: Callable[..., Any], variables: dict[str, Any]
         return
     unknown = sorted(set(variables) - set(params))
     if unknown:
+        meant = near(unknown[0], params, cutoff=0.8)  # as resume(run_id, cuont=2) says it
         raise UsageError(
-            f"{workflow} has no parameter {', '.join(unknown)}; it takes {', '.join(params) or 'none'}"
+            f"{workflow} has no parameter {', '.join(unknown)}; {f'did you mean {meant[0]}? It' if meant else 'it'} "
+            f"takes {', '.join(params) or 'none'}"
             f" (if {unknown[0]} names a durable.wait_for(), answer it with --resume "
             f"--input {shell_words(f'{unknown[0]}=VALUE')})"
         )

@@ -9,6 +9,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._calls import an_option
 from .._errortext import NO_DIGEST, near, preview_of
 from .._storage import codec
 from .._storage.base import Store
@@ -62,13 +63,8 @@ def merge_arguments(
     # signature), the wrapper's default is the one the body gets, not the
     # wrapped function's: given both, the call fails ("multiple values").
     fill_defaults(bound)
-    missing = [
-        p.name
-        for p in sig.parameters.values()
-        if p.name not in bound.arguments
-        and p.default is p.empty
-        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
+    missing = [p.name for p in sig.parameters.values() if p.name not in bound.arguments
+               and p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]  # fmt: skip
     if digests:
         missing += _left_out(bound, digests, {*recorded, *touched}, missing)
     if missing:
@@ -165,9 +161,10 @@ def check_overrides(fn: Callable[..., Any], overrides: Mapping[str, Any]) -> ins
         # answer is no argument, and resume(run_id, name=...) lands here.
         # ...or one of resume's and fork's own keywords, or a parameter, mistyped.
         meant = near(unknown[0], [*sig.parameters, "inputs", "new_run_id", "mutate"], cutoff=0.8)
+        said = an_option(getattr(fn, "__name__", "wf"), unknown, ".resume(...)")  # `resume(r, restart=True)`
         raise ConfigurationError(
             f"{getattr(fn, '__qualname__', fn)} has no parameter(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(sig.parameters) or 'no parameter'}{f'; did you mean {meant[0]}=?' if meant else '.'} "
+            f"it takes {', '.join(sig.parameters) or 'no parameter'}{said + '.' if said else f'; did you mean {meant[0]}=?' if meant else '.'} "
             f"Nothing was executed. If {unknown[0]!r} "
             f"is the name of a durable.wait_for(), give its answer as "
             f"inputs={{{unknown[0]!r}: ...}}."

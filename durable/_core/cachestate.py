@@ -15,6 +15,7 @@ from typing import Any
 
 from .._fingerprint.stepstate import state_read, state_written
 from .bound import unbound
+from .written import plain_functions, plain_steps
 
 # What counts by content: plain data. An object, a client or a lock keeps
 # counting by its statements, as in the fingerprint (else never cached).
@@ -23,14 +24,21 @@ _PLAIN = (list, dict, set, frozenset, tuple, bytearray, collections.deque, str, 
 
 def state_values(fn: Any) -> list[tuple[str, Any]]:
     """(name, value) of each such global `fn` (under partials, bindings and
-    the step) reads that holds plain data now; [] for none (the common
-    case: a dict lookup by its code)."""
+    the step) reads that holds plain data now, itself or through a function
+    of the user's it runs (`written.plain_functions`: `helper(k)` reading
+    `STATE`, a step it calls); [] for none (the common case: a lookup by
+    its code, and one by the function)."""
     target = fn if type(fn) is types.FunctionType else unbound(fn)
-    names = state_read(target)
-    if not names:
-        return []
-    values = getattr(target, "__globals__", {})
-    return [(n, values[n]) for n in names if isinstance(values.get(n), _PLAIN)]
+    found: list[tuple[str, Any]] = []
+    seen: set[tuple[int, str]] = set()  # one global read by the step and a helper: once
+    for reader in (target, *plain_functions(target)):
+        names = state_read(reader)
+        values = getattr(reader, "__globals__", {}) if names else {}
+        for n in names:
+            if isinstance(values.get(n), _PLAIN) and (id(values), n) not in seen:
+                seen.add((id(values), n))
+                found.append((n, values[n]))
+    return found
 
 
 def state_writes(fn: Any) -> tuple[str, ...]:
@@ -43,4 +51,8 @@ def state_writes(fn: Any) -> tuple[str, ...]:
     Not a count or a log it keeps (`CALLS["put"] += 1`, `LOG.append(x)`):
     a hit does not bump it, as joblib's does not (how the peers' suites
     count calls, even where another step reads the count)."""
-    return state_written(fn if type(fn) is types.FunctionType else unbound(fn))
+    target = fn if type(fn) is types.FunctionType else unbound(fn)
+    names = state_written(target)  # and those of the steps it runs plainly (`put(k, v)` in it)
+    for inner in plain_steps(target):
+        names += tuple(n for n in state_written(inner) if n not in names)
+    return names

@@ -10,13 +10,12 @@ marker with them) runs it again."""
 from __future__ import annotations
 
 import functools
-import math
-import os
 import time
 
+from .._settings import env_number
 from .._storage.base import Store
 from .._storage.keys import cancel_key
-from ..errors import Cancelled, ConfigurationError
+from ..errors import Cancelled
 from .context import RunState
 from .plan import Look
 
@@ -119,22 +118,13 @@ def _look_pausing(ctx: RunState) -> None:
 def pause_interval(store: Store) -> float:
     """`poll_interval`, and no more often than the run's lease is renewed
     (on an object store), unless `DURABLE_CANCEL_POLL` says; at least 50 ms."""
-    seconds = poll_interval(store)
-    if "DURABLE_CANCEL_POLL" not in os.environ:
-        seconds = max(seconds, store.renew_every)
-    return max(seconds, 0.05)
+    given = env_number(POLL, whole=False)
+    return max(max(store.cancel_poll, store.renew_every) if given is None else given, 0.05)
+
+
+POLL = "DURABLE_CANCEL_POLL"
 
 
 def poll_interval(store: Store) -> float:
-    text = os.environ.get("DURABLE_CANCEL_POLL")
-    if text is None:
-        return store.cancel_poll
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not seconds >= 0:
-        raise ConfigurationError(
-            f"DURABLE_CANCEL_POLL must be a number of seconds >= 0, not {text!r}"
-        )
-    return seconds
+    given = env_number(POLL, whole=False)  # empty counts as unset, as every variable
+    return store.cancel_poll if given is None else given

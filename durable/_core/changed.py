@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errortext import NOT_AS_LEFT, preview_of
+from .._errortext import NOT_AS_LEFT, and_list, preview_of
 from .._storage.records import INPUT_KIND, StepRecord
 from .content import Undigestable, content_of
 from .identity import is_token, value_digest
@@ -49,7 +49,7 @@ def _named(name: str, fp: str) -> str:
     if not modules:
         return ""
     return (
-        f". Or the code of {', '.join(modules)}, which {name} is given by name and "
+        f". Or the code of {and_list(modules)}, which {name} is given by name and "
         "looks up, changed since the record was made: that is a changed call"
     )
 
@@ -63,8 +63,8 @@ def _written(name: str, fp: str) -> str:
     if not names:
         return ""
     return (
-        f"{', '.join(names)}, which {name} writes and another step reads, {NOT_AS_LEFT} "
-        f"{name} left it (in a new process, as the import made it): a replay cannot redo "
+        f"{and_list(names)}, which {name} {NOT_AS_LEFT}, {'are' if len(names) > 1 else 'is'} "
+        f"not as {name} left it (in a new process, as the import made it): a replay cannot redo "
         "that write (fail closed); return the new state from the step and pass it on instead"
     )
 

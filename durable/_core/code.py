@@ -13,6 +13,7 @@ import functools
 import inspect
 import sys
 import types
+import weakref
 
 from .._fingerprint.assigned import assigned_into
 from .._fingerprint.bindings import binding_statements, module_statements
@@ -94,11 +95,24 @@ def _user_classes(cls: type) -> tuple[type, ...]:
     return tuple(c for c in found if c not in (object, type) and user_class(c))
 
 
+# Whether a class is made without a `class` statement of its module (by a
+# function, `type()`, `Enum("Labels", names)`, pydantic's `create_model`), as
+# `class_stamp` found it: what defines such a class counts by value (`defined`).
+_RUN_TIME: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+
+
+def made_at_run_time(cls: type) -> bool:
+    """Whether `class_stamp(cls)` found no `class` statement for `cls`."""
+    return _RUN_TIME.get(cls, False)
+
+
 def _methods_stamp(cls: type) -> str | None:
     parts = []
     owners = list(_user_classes(cls))
     for owner in owners:  # grows by the classes its class attributes hold
         statement = _class_statement(owner, _own_file(owner))
+        if owner is cls:
+            _RUN_TIME[cls] = statement is None
         if statement is not None:  # its constants, as written: `RATE = 2`, `LIMITS = [1, 2]`
             parts += [owner.__qualname__, *statement]
         for name, member in sorted(witnessed(_members, owner), key=lambda pair: pair[0]):

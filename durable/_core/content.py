@@ -4,15 +4,15 @@ index and bytes (duck-typed: looked at only when the user imported them),
 dataclasses, attrs and pydantic models by type and fields, exact-repr types
 by repr (those very types only), mappings other than dict and subclasses
 of set by type, items and the state of the instance, functions by name or
-code, other objects (and subclasses of the exact-repr types) by type and
-pickled state (`__reduce_ex__`); what a pickling hook of the user's own
+code, a method bound at run time by function and instance, other objects (and
+subclasses of the exact-repr types) by type and pickled state
+(`__reduce_ex__`, `reduced`); what a pickling hook of the user's own
 class leaves out counts too (`ownstate`); a function or class of the user's own code adds the
 fingerprint of its code (`code`). `identity` walks the stand-in."""
 
 from __future__ import annotations
 
 import copy
-import copyreg
 import dataclasses
 import datetime
 import enum
@@ -31,9 +31,11 @@ from .._fingerprint.values import loaded_value_types
 from .._storage import codec
 from .arrays import arrays, qualname
 from .classcells import captured_by_class
-from .code import class_stamp, function_stamp, module_stamp
-from .ownstate import LeftOut, left_out, memo_counts, own_state
+from .code import class_stamp, function_stamp, made_at_run_time, module_stamp
+from .defined import defined, run_time_module
+from .ownstate import LeftOut, left_out, own_state
 from .redact import NeverWritten
+from .reduced import bound_at_run_time, reduced
 
 
 class Undigestable(TypeError):
@@ -58,7 +60,7 @@ def content_of(v: Any, *, code: bool = True, walk: Any = None) -> tuple[str, Any
             return _left_out_content(v.value, walk)
         found = arrays(v) or _described(v)
         if found is None:
-            found = _reduced(v)
+            found = reduced(v)
             if not found[0].startswith("global:"):  # its class is in it: walked as a type
                 return found
         return _with_code(v, found) if code else found
@@ -94,9 +96,13 @@ def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
 
 def _class_code(cls: type) -> Any:
     """The fingerprint of a class's code, with what its methods' closures
-    hold when a factory made it (`captured_by_class`)."""
+    hold when a factory made it (`captured_by_class`) and, made without a
+    `class` statement, what defines it (`defined`)."""
     stamp = class_stamp(cls)
     captured = captured_by_class(cls) if stamp is not None else None
+    made = defined(cls) if made_at_run_time(cls) else None
+    if made is not None:  # `Enum("Labels", names)`: its members, by value (`defined`)
+        return (stamp, captured, made)
     return stamp if captured is None else (stamp, captured)
 
 
@@ -122,6 +128,8 @@ def _described(v: Any) -> tuple[str, Any] | None:
         return "type", qualname(v)
     if isinstance(v, types.ModuleType):
         return _module(v)
+    if isinstance(v, types.MethodType) and _step_runs(v) is None and bound_at_run_time(v):
+        return "method", (v.__func__, v.__self__)
     if isinstance(v, types.FunctionType) or (callable(v) and _step_runs(v) is not None):
         return _function(v)
     if isinstance(v, enum.Enum):
@@ -156,8 +164,10 @@ def _module(v: types.ModuleType) -> tuple[str, Any]:
     a step given it (`check(settings, x)`) reads `cfg.THRESHOLD`, which
     the program may have set as it ran (`settings.THRESHOLD = 2` in
     `main()`), where the module's text and code (`code.module_stamp`) are
-    the same. Its functions, classes and modules count as code there."""
-    if not user_module(v):
+    the same. Its functions, classes and modules count as code there. So
+    does one the program made (`run_time_module`: a settings file a loader
+    executed into it), which has neither text nor code to count."""
+    if not user_module(v) and not run_time_module(v):
         return "module", v.__name__
     data = [(k, LeftOut(x)) for k, x in sorted(vars(v).items()) if not k.startswith("__") and _data(x)]
     return "module", (v.__name__, data) if data else v.__name__
@@ -211,7 +221,7 @@ def _by_repr(v: Any, name: str) -> tuple[str, Any]:
             return f"repr:{name}", repr(v)
         return f"repr:{name}", (repr(v), v.utcoffset(), tz)
     base = next(c for c in t.__mro__ if c in _BY_REPR or c in loaded or c is datetime.tzinfo)
-    return f"subclass:{name}", (_reduced(v)[1], own_state(v, below=base))
+    return f"subclass:{name}", (reduced(v)[1], own_state(v, below=base))
 
 
 def _mapping(v: Mapping[Any, Any], name: str) -> tuple[str, Any]:
@@ -278,36 +288,13 @@ def _step_runs(fn: Any) -> Any:
     return target if target is not None and own.get("__wrapped__") is target else None
 
 
-def _reduced(v: Any) -> tuple[str, Any]:
-    """Type and pickled state, as `pickle` sees it, walked by this module (so
-    that a set or a float in the state is digested canonically too)."""
-    name = qualname(type(v))
-    # As pickle reduces it: by a reducer registered with `copyreg` (a ufunc, a regex) first.
-    reducer = copyreg.dispatch_table.get(type(v))
-    reduced = v.__reduce_ex__(4) if reducer is None else reducer(v)
-    if isinstance(reduced, str):  # pickled by name: a builtin function, a singleton
-        named = (getattr(v, "__module__", None), reduced)
-        # An object of the user's class named so still holds its own state, which it reads.
-        left = left_out(v, None)
-        return f"global:{name}", named if left is None else (*named, left)
-    parts = list(reduced) + [None] * (5 - len(reduced))
-    fn, args, state, list_items, dict_items = parts[:5]
-    left = left_out(v, state)
-    if type(state) is dict:  # as in `own_state`
-        state = {k: x for k, x in state.items() if memo_counts(v, type(v).__mro__, k, x)}
-    listed = list(list_items) if list_items is not None else None
-    pairs = list(dict_items) if dict_items is not None else None
-    stand_in = (fn, args, state, listed, pairs)
-    return f"object:{name}", stand_in if left is None else (*stand_in, left)
-
-
 _walking = threading.local()
 
 
 def _left_out_content(value: Any, walk: Any) -> tuple[str, Any]:
     """A left-out attribute's digest by a walk of its own, under the rules of
     `walk`, the one it is in, or its type when it has none (or refers back
-    to an object being walked for this). A secret there is one as
+    to an object being walked for this), a plain container's by its items. A secret there is one as
     anywhere: a cache key is not made of it."""
     seen: set[int] = _walking.__dict__.setdefault("ids", set())
     if walk is None or id(value) in seen:
@@ -319,8 +306,23 @@ def _left_out_content(value: Any, walk: Any) -> tuple[str, Any]:
         own.feed(value)
     except Secret:
         raise
-    except NO_DIGEST:
-        return "left-out", qualname(type(value))
+    except NO_DIGEST:  # by its type; data beside a lock by its items (`_items`)
+        return "left-out", _items(value, walk) if type(value) in _ITEMS else qualname(type(value))
     finally:
         seen.discard(id(value))
     return "left-out", own.h.hexdigest()
+
+
+# A dict, list or set of data beside a part without a digest (settings and the
+# lock guarding them) counts item by item; an object's internals do not (a
+# pool's threads differ in every process): it counts by its type as a whole.
+_ITEMS = (dict, list, tuple, set, frozenset)
+
+
+def _items(value: Any, walk: Any) -> tuple[str, list[Any]]:
+    """Each item's own left-out digest (a dict's keys too), a set's sorted."""
+    def one(x: Any) -> Any:
+        return _left_out_content(x, walk)[1]
+
+    parts: list[Any] = [(one(k), one(x)) for k, x in value.items()] if type(value) is dict else [one(x) for x in value]
+    return type(value).__name__, sorted(parts, key=repr) if isinstance(value, (set, frozenset)) else parts

@@ -20,12 +20,12 @@ id and store."""
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 
+from .._settings import env_number
 from .._storage.keys import Position, top_level
 from .._storage.records import RunRecord
-from ..errors import ConfigurationError, RunKilledError
+from ..errors import RunKilledError
 from .context import RunState
 
 VARIABLE, DEFAULT, KEY = "DURABLE_MAX_RECOVERY_ATTEMPTS", 3, "killed"
@@ -44,6 +44,7 @@ def count_killed(
     checkpointed loop items found (an attempt that made more got further).
     A death in a durable sleep (its timer kept, its record not) is no
     step's: a machine rebooted during a long sleep."""
+    limit = max_recovery_attempts()  # at every start: a bad value is refused before anything runs
     if manifest is None or (manifest.status != "running" and KEY not in manifest.extra):
         return None
     found = list(ctx.records)
@@ -64,7 +65,6 @@ def count_killed(
     else:
         manifest.extra.pop(KEY, None)
         return None
-    limit = max_recovery_attempts()
     if limit == 0 or times < limit:
         return None
     tops = {top_level(p) for p in found}
@@ -88,9 +88,5 @@ def refuse_at(ctx: RunState, error: RunKilledError, pos: Position, what: str) ->
 
 
 def max_recovery_attempts() -> int:
-    text = os.environ.get(VARIABLE, "").strip()
-    if not text:
-        return DEFAULT
-    if not text.isdigit():
-        raise ConfigurationError(f"{VARIABLE} must be a whole number >= 0 (0: no limit), not {text!r}")
-    return int(text)
+    given = env_number(VARIABLE, whole=True, meaning=" (0: no limit)")
+    return DEFAULT if given is None else int(given)

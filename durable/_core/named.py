@@ -21,11 +21,10 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from .._fingerprint.entrypoints import entry_constants, entry_groups, finds_entries
 from .._fingerprint.givennames import (
     argument_modules,
-    entry_constants,
     finds_by_name,
-    finds_entries,
     given_parameters,
 )
 from .._fingerprint.packagefiles import package_digest
@@ -34,6 +33,7 @@ from .bound import bound_arguments
 from .code import module_stamp
 from .context import RunState
 from .identity import is_token, value_digest
+from .written import plain_steps
 
 # (step name, its fingerprint) -> the modules its call's arguments named, for a refusal to name (`changed`)
 NAMED: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -44,15 +44,22 @@ _GIVEN: dict[int, tuple[types.CodeType, frozenset[str] | None]] = {}
 
 
 def names_modules(fn: object) -> bool:
-    """Whether `fn` (under wrappers) looks modules up by names it is given
-    (`finds_by_name`): decided once for its code. Such a step is never
-    plain (`StepSpec.plain_in`): its digest alone is not its identity."""
+    """Whether `fn` (under wrappers), or a step it runs as a plain call
+    (`written.plain_steps`: `outer(kind, x)` calling `call_tool(kind, x)`),
+    looks modules up by names it is given (`finds_by_name`): decided once
+    for each code. Such a step is never plain (`StepSpec.plain_in`): its
+    digest alone is not its identity."""
     if type(fn) is types.FunctionType and "__wrapped__" not in fn.__dict__:
         target = fn  # most steps: no wrapper to look behind
     else:
         target = target_of(fn)
         if type(target) is not types.FunctionType:
             return False
+    return _finds(target) or any(map(_finds, plain_steps(target)))
+
+
+def _finds(target: Any) -> bool:
+    """`finds_by_name` of a function, once for its code."""
     code = target.__code__
     seen = _FINDS.get(id(code))
     if seen is None or seen[0] is not code:
@@ -72,10 +79,15 @@ def with_named(fn: object, digest: str, args: tuple[Any, ...], kwargs: dict[str,
     which `NAMED` notes the modules."""
     if is_token(digest) or not names_modules(fn):
         return digest
+    target = target_of(fn)
+    if type(target) is types.FunctionType and not _finds(target):
+        # A step it runs plainly does: any of its arguments may reach that lookup.
+        steps = plain_steps(target)
+        return given_digest(steps, digest, (bound_arguments(fn), *args), kwargs, name, fp)
     args, kwargs = _given_only(fn, args, kwargs)
     entries = finds_entries(fn)  # and the group its code names (`entry_points(group="app.plugins")`)
     held = (bound_arguments(fn), args, entry_constants(fn) if entries else ())
-    return _joined(digest, held, kwargs, (name, fp), entries)  # `self.module` too
+    return _joined(digest, held, kwargs, (name, fp), _groups([fn]) if entries else False)  # `self.module` too
 
 
 def _given_only(fn: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -108,10 +120,16 @@ def given_digest(
     if is_token(digest) or not any(map(names_modules, fns)):
         return digest
     entries = [fn for fn in fns if finds_entries(fn)]
-    return _joined(digest, (args, [entry_constants(fn) for fn in entries]), kwargs, (name, fp), bool(entries))
+    return _joined(digest, (args, [entry_constants(fn) for fn in entries]), kwargs, (name, fp), _groups(entries) if entries else False)
 
 
-def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], key: tuple[str, str], entries: bool) -> str:
+def _groups(fns: list[object]) -> frozenset[str] | bool:
+    """The groups `fns` look entry points up in (`entry_groups`); True (any) where one does not tell."""
+    found = [entry_groups(fn) for fn in fns]
+    return True if any(g is None for g in found) else frozenset().union(*(g for g in found if g is not None))
+
+
+def _joined(digest: str, args: tuple[object, ...], kwargs: dict[str, Any], key: tuple[str, str], entries: bool | frozenset[str]) -> str:
     named = argument_modules((args, kwargs), entries)
     parts = sorted(_stamp(module, name, found) for module, name, found in named)
     if parts and key[0]:

@@ -10,6 +10,7 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+from .._errortext import and_list
 from .._frozen import Frozen, dataclass
 from .._storage.clock import MAX_WAIT
 from ..errors import ConfigurationError, ControlFlow, DefinitionChangedError, SerializationError
@@ -151,14 +152,14 @@ def _exception_types(retry_on: object) -> tuple[type[BaseException], ...]:
         # Ctrl-C, a cancelled task or an exit ends the run `interrupted` untried
         # (DESIGN §2): listed, it looked retried and was not.
         raise ConfigurationError(
-            f"retry_on must be an exception class that is an Exception: {', '.join(never)} "
-            "is never retried (a BaseException such as Ctrl-C, a cancelled asyncio task or "
+            f"retry_on must be an exception class that is an Exception: {and_list(never)} "
+            f"{'are' if len(never) > 1 else 'is'} never retried (a BaseException such as Ctrl-C, a cancelled asyncio task or "
             "SystemExit ends the run interrupted, to resume)"
         )
     if usage := [t.__name__ for t in types if issubclass(t, NEVER)]:
         # Listed, it looked retried and was not, as a BaseException (hunt49: SerializationError).
         raise ConfigurationError(
-            f"retry_on names {', '.join(usage)}, which is never retried: a durable "
+            f"retry_on names {and_list(usage)}, which {'are' if len(usage) > 1 else 'is'} never retried: a durable "
             "ConfigurationError, DefinitionChangedError or SerializationError says the same "
             "on every try (a class above them, such as DurableError, may be named: they are "
             "left out of it)"

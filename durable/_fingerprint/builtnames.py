@@ -10,7 +10,9 @@ every module file of the user's folders on `sys.path` it matches counts
 by its text, imported or not, as a package's files do. A name that
 cannot be told (`import_module(os.environ["HANDLER"])`, `"".join(parts)`
 of a file's lines) may be any module: every module file of those folders
-counts, so the call is changed only when one of the user's modules is.
+counts, so the call is changed only when one of the user's modules is;
+but a variable of the environment read by a constant key names the one
+module it names as the call is made, which counts alone (review63).
 
 Pure standard library."""
 
@@ -122,6 +124,8 @@ def _shapes(node: ast.AST, params: set[str], bound: dict[str, list[ast.expr]], g
         return {_ANY}
     if isinstance(node, ast.Constant):
         return {""}
+    if (env := _environment(node)) is not None:
+        return {env}
     if isinstance(node, ast.Name):
         if node.id in bound:
             return {s for v in bound[node.id] for s in _shapes(v, params, bound, globs, depth + 1)}
@@ -134,6 +138,37 @@ def _shapes(node: ast.AST, params: set[str], bound: dict[str, list[ast.expr]], g
     if _dotted_parameters(node, params):
         return {""}
     return _pattern(node, bound, globs, depth)
+
+
+def _environment(node: ast.AST) -> str | None:
+    """The module a variable of the environment names now, for a name read
+    from it by a constant key (`os.environ["PLUGIN"]`, `os.environ.get(
+    "PLUGIN", "default")`, `os.getenv("PLUGIN")`): that name alone is the
+    pattern, so its module's text counts and another module named there
+    is another call (the name joins the pattern's key); `*` where it names
+    none (unset: any module, fail closed). None for any other node."""
+    key, default = None, None
+    if isinstance(node, ast.Subscript) and _environ(node.value):
+        key = node.slice
+    elif isinstance(node, ast.Call) and not node.keywords and 1 <= len(node.args) <= 2:
+        func = node.func
+        if isinstance(func, ast.Attribute) and (
+            (func.attr == "get" and _environ(func.value))
+            or (func.attr == "getenv" and isinstance(func.value, ast.Name) and func.value.id == "os")
+        ):
+            key, default = node.args[0], node.args[1] if len(node.args) == 2 else None
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        return None
+    value = os.environ.get(key.value)
+    if value is None and isinstance(default, ast.Constant) and isinstance(default.value, str):
+        value = default.value
+    named = value is not None and value != "" and all(p.isidentifier() for p in value.split("."))
+    return value if named and value is not None else _ANY
+
+
+def _environ(node: ast.AST) -> bool:
+    """`os.environ`."""
+    return isinstance(node, ast.Attribute) and node.attr == "environ" and isinstance(node.value, ast.Name) and node.value.id == "os"
 
 
 def _dotted_parameters(node: ast.AST, params: set[str]) -> bool:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-import sys
 import types
 from collections.abc import Mapping
 from types import SimpleNamespace
 
+from .entrypoints import ENTRY as _ENTRY
+from .entrypoints import entry_values as _entry_values
 from .imports import user_class
 from .lookups import (
     _FINDERS,
@@ -31,7 +32,7 @@ from .lookups import (
 )
 from .modfiles import UNTOLD
 from .nodes import walk
-from .reach import code_objects, target_of
+from .reach import code_objects
 from .source import find_definitions, source_of
 
 _Named = tuple[tuple[types.ModuleType | None, str, object], ...]
@@ -152,18 +153,19 @@ def _constant(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant)
 
 
-def argument_modules(values: object, entries: bool = False) -> _Named:
+def argument_modules(values: object, entries: bool | frozenset[str] = False) -> _Named:
     """The modules of the user's that the strings in `values` (a call's
     arguments, as plain data) name, as `lookups.attribute_modules` finds
     them for a function that looks modules up: `"tools"`,
     `"tools:search"`, `"plugins.search"`, and with `entries` (`finds_entries`)
-    an entry point's name (`"search"`, declared `search = tools:search`);
+    an entry point's name (`"search"`, declared `search = tools:search`),
+    of the groups `entries` names when it names them (`entry_groups`);
     (None, "", UNTOLD) among them when there were too many strings to look
     through (fail closed)."""
     data = _strings(values)
     dists: tuple[tuple[None, str, object], ...] = ()
     if entries:
-        loads, dists = _entry_values(data)
+        loads, dists = _entry_values(data, entries if isinstance(entries, frozenset) else None)
         data = (*data, *loads)
     found = (*attribute_modules(_data_texts(data, True)), *_source_files(data), *dists)
     return (*found, (None, "", UNTOLD)) if UNTOLD in data else found
@@ -233,90 +235,3 @@ def _attributes(item: object) -> list[object]:
             if isinstance(slot, str) and slot not in ("__dict__", "__weakref__"):
                 found.append(getattr(item, slot, None))
     return found
-
-
-# importlib.metadata's: a plugin looked up by its entry point's name (`entry_points(group=g, name=n)`,
-# `entry_points(group=g)[n]`), the module it loads declared in a distribution's metadata.
-_ENTRY = "entry_points"
-# sys.path, each folder's time of change -> entry point name -> (what it loads,
-# its distribution's name and version) for each entry point of that name.
-_ENTRIES: dict[tuple[tuple[str, int], ...], dict[str, tuple[tuple[str, str, str], ...]]] = {}
-
-
-def finds_entries(fn: object) -> bool:
-    """Whether `fn` (under wrappers) looks plugins up by entry point."""
-    code = getattr(target_of(fn), "__code__", None)
-    return isinstance(code, types.CodeType) and any(_ENTRY in co.co_names for co in code_objects(code))
-
-
-def entry_constants(fn: object) -> tuple[str, ...]:
-    """The groups `fn`'s code (under wrappers) runs every plugin of, by a
-    constant: `entry_points(group="app.plugins")`, `.select(group=...)`,
-    with no `name=` and not indexed by one (`[name]`: the arguments tell
-    which). No argument names those plugins: edited, the call replayed
-    their old output. Its source unread: all its string constants."""
-    target = target_of(fn)
-    code = getattr(target, "__code__", None)
-    if not isinstance(code, types.CodeType):
-        return ()
-    seen = _GROUPS.get(id(code))
-    if seen is not None and seen[0] is code:  # a property of the code: each call of the step asks
-        return seen[1]
-    if len(_GROUPS) >= 1024:
-        _GROUPS.clear()
-    found = _GROUPS[id(code)] = (code, _groups(code, getattr(target, "__globals__", None)))
-    return found[1]
-
-
-# id(code) -> (code, the groups `entry_constants` found in it).
-_GROUPS: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
-
-
-def _groups(code: types.CodeType, globs: Mapping[str, object] | None) -> tuple[str, ...]:
-    nodes = find_definitions(code, source_of(code.co_filename, globs))
-    if not nodes:
-        return tuple(c for co in code_objects(code) for c in co.co_consts if isinstance(c, str) and len(c) < 256)
-    parents = {id(c): p for top in nodes for p in walk(top) for c in ast.iter_child_nodes(p)}
-    found = []
-    for node in (n for top in nodes for n in walk(top)):
-        func = getattr(node, "func", None)
-        if not isinstance(node, ast.Call) or (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) not in (_ENTRY, "select"):
-            continue
-        given = {k.arg: k.value for k in node.keywords}
-        group, above = given.get("group"), parents.get(id(node))
-        if isinstance(group, ast.Constant) and isinstance(group.value, str) and "name" not in given and not isinstance(above, ast.Subscript):
-            found.append(group.value)
-    return tuple(found)
-
-
-def _entry_values(data: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[None, str, object], ...]]:
-    """What the entry points named by these strings load (`"tools:search"`),
-    every one of a group a string names too,
-    and (None, the distribution declaring each, its version): an installed
-    plugin upgraded (`pip install -U`: a new `*.dist-info`, the same entry
-    point, other code) is another call, as a library's code counts by
-    nothing else. Read from the metadata of the distributions on `sys.path`
-    once per path and time of change of its folders (an install in this
-    process, a notebook's `%pip install`, adds a folder to one)."""
-    key = tuple((p, _changed(p)) for p in sys.path)
-    if key not in _ENTRIES:
-        from importlib.metadata import distributions
-
-        table: dict[str, list[tuple[str, str, str]]] = {}
-        for dist in distributions():
-            for ep in dist.entry_points:
-                held = (ep.value, str(dist.metadata["Name"]), str(dist.version))
-                table.setdefault(ep.name, []).append(held)
-                if ep.group and ep.group != ep.name:  # `entry_points(group=g)`, every plugin of it run
-                    table.setdefault(ep.group, []).append(held)
-        _ENTRIES.clear()
-        _ENTRIES[key] = {n: tuple(v) for n, v in table.items()}
-    found = [e for text in dict.fromkeys(data) for e in _ENTRIES[key].get(text, ())]
-    return tuple(v for v, _, _ in found), tuple((None, f"distribution {d}", f"{version} {v}") for v, d, version in found)
-
-
-def _changed(path: str) -> int:
-    try:
-        return os.stat(path or ".").st_mtime_ns
-    except OSError:
-        return -1

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from .canon import is_our_decorator, name_chains
+from .effects import effect_only
 from .nodes import children, walk
 from .source import find_definitions, runs_this_source, source_of
 
@@ -177,8 +178,10 @@ def shown_only(fn: ast.AST) -> frozenset[int]:
     """The names used only to be shown: in what a statement of its own
     hands to `print` (to the terminal: no `file=`) or to a logger's method
     (`log.info("calls=%d", STATS["calls"])`, `print("took", sum(TIMES))`),
-    whose result nothing uses; not one bound there (`print(n := LOG[0])`)."""
-    found: set[int] = set()
+    whose result nothing uses; not one bound there (`print(n := LOG[0])`).
+    Nor one only pacing it or deciding whether to show (`effects`: a rate
+    limiter's `self.last`, `warn_once`'s `_WARNED`)."""
+    found: set[int] = set(effect_only(fn))
     for stmt in walk(fn):
         call = stmt.value if isinstance(stmt, ast.Expr) else None
         if not isinstance(call, ast.Call) or any(k.arg == "file" for k in call.keywords):

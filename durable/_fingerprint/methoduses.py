@@ -91,7 +91,7 @@ def method_uses(cls: type, attr: str, seen: set[str], obj: object = _MISSING) ->
     params = [*defs[0].args.posonlyargs, *defs[0].args.args]
     if not params:
         return None
-    changed, read, called = _self_uses(defs[0], params[0].arg, fn.__globals__)
+    changed, read, called = _self_uses(defs[0], params[0].arg, fn.__globals__, obj)
     if changed is None:
         return None
     for other in called:
@@ -106,9 +106,10 @@ def method_uses(cls: type, attr: str, seen: set[str], obj: object = _MISSING) ->
     return frozenset(changed), frozenset(read)
 
 
-def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str] | None, set[str], set[str]]:
+def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any], obj: object = _MISSING) -> tuple[set[str] | None, set[str], set[str]]:
     """The attributes of `me` that `fn` changes (None: any), reads, and the
-    methods it calls through it."""
+    methods it calls through it. An object of yours `obj` holds whose method
+    it calls (`self.limiter.wait()`) is read where that method reads it."""
     changed: set[str] = set()
     read: set[str] = set()
     called: set[str] = set()
@@ -133,6 +134,20 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any]) -> tuple[set[str]
             changed.add(part.attr)
             if not blind(part, parents):
                 read.add(part.attr)  # `self.a.pop()`, `fill(self.a)`: what it had may come out
-        elif id(n) not in quiet:
+        elif id(n) not in quiet and not _reads_nothing(part, above, parents, obj):
             read.add(part.attr)
     return changed, read, called
+
+
+def _reads_nothing(part: ast.Attribute, above: ast.AST | None, parents: Mapping[int, ast.AST], obj: object) -> bool:
+    """Whether `self.part.m(...)` (`self.limiter.wait()`) calls a method of
+    an object of yours `obj` holds that reads nothing of it (`effects`: a
+    rate limiter's `self.last` only paces): what changes there is the
+    part's (`objectstate._parts`), and the caller gets nothing of it."""
+    if obj is _MISSING or not (isinstance(above, ast.Attribute) and isinstance(call := parents.get(id(above)), ast.Call) and call.func is above):
+        return False
+    held = own_attributes(obj).get(part.attr, _MISSING)
+    if held is _MISSING or not users_class(type(held)):
+        return False
+    uses = method_uses(type(held), above.attr, set(), held)
+    return uses is not None and not uses[1]

@@ -145,6 +145,8 @@ def _use(node: ast.Name, parents: Mapping[int, ast.AST], name: str) -> bool | No
         if above.attr == "setdefault":  # `return CACHE.setdefault(k, make(k))`, not `(k, [])`
             fills = len(call.args) == 2 and not _container(call.args[1]) and _from_key(call.args[1], call.args[0], parents)
             return True if fills and isinstance(parents.get(id(call)), (ast.Return, ast.Expr)) else None
+        if above.attr == "update" and _updated(call, parents, name):
+            return True  # `if not C: C.update(load())`: filled whole
         if above.attr == "get" and _got(call, parents) in _aliases(node, parents, name):
             return False  # `v = CACHE.get(k)`, `v` then only tested, filled or returned
         return False if above.attr in _LOOKS and _looked(call, parents) else None
@@ -166,13 +168,36 @@ def _looked(expr: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
 
 
 def _lazy(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
-    """Whether the module binds the global `node` names to None (a lazy client's)."""
+    """Whether the module binds the global `node` names to None (a lazy
+    client's), or to an empty dict its functions fill only whole (`C =
+    C or {...}`, `C.update(load())`, never `C[k] = v`): what is handed
+    out is the same whole in a fresh process, not the keys filled so far."""
     tree = ancestors(node, parents)[-1]
-    return any(
-        isinstance(s, ast.Assign) and [getattr(t, "id", None) for t in s.targets] == [getattr(node, "id", "")]
-        and isinstance(s.value, ast.Constant) and s.value.value is None
-        for s in getattr(tree, "body", [])
-    )
+    name = getattr(node, "id", "")
+    bound = [s.value for s in getattr(tree, "body", []) if isinstance(s, ast.Assign) and [getattr(t, "id", None) for t in s.targets] == [name]]
+    if any(isinstance(v, ast.Constant) and v.value is None for v in bound):
+        return True
+    keyed = any(
+        (isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load))
+        or (isinstance(n, ast.Attribute) and n.attr == "setdefault")
+        for n in walk(tree) if getattr(getattr(n, "value", None), "id", None) == name
+    )  # fmt: skip
+    return bool(bound) and all(map(_empty, bound)) and not keyed
+
+
+def _updated(call: ast.Call, parents: Mapping[int, ast.AST], name: str) -> bool:
+    """`name.update(made)` as a statement under a test that `name` is empty
+    (`if not C:`), `made` of module-level names alone (`load()`): filled
+    whole, alike in a fresh process."""
+    stmt = parents.get(id(call))
+    if not isinstance(stmt, ast.Expr) or len(call.args) != 1 or call.keywords or not _from_key(call.args[0], None, parents):
+        return False
+    child: ast.AST = stmt
+    for node in ancestors(stmt, parents):
+        if isinstance(node, (ast.If, ast.While)) and child in node.body and _missing_global(node.test, name):
+            return True
+        child = node
+    return False
 
 
 def _filled(target: ast.AST, parents: Mapping[int, ast.AST], name: str) -> bool:

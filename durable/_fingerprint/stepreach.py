@@ -22,7 +22,7 @@ from .kept import only_written
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
 from .othermodules import other_modules as _other_modules
-from .written import unused_calls
+from .written import calls_only, unused_calls
 
 # A write of a module's name the text does not spell: any of them.
 ANY = "*"
@@ -272,7 +272,10 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
     lambda bound at module level `TOTAL = lambda: sum(LOG)`) is read; with a
     read by string (`globals()["LOG"]`), every one is."""
     if elsewhere:  # another module's helper: told by its own text, not by `tree`'s functions
-        return only_written([d], written, shown=True)
+        # by the name it uses there: `_WARNED` of `helpers._WARNED` (`helperreads.qualified`)
+        bare = {n: n.rpartition(".")[2] for n in written}
+        only = only_written([d], frozenset(bare.values()), shown=True)
+        return frozenset(n for n, b in bare.items() if b in only)
     reads: set[str] = set()
     writes: set[str] = set()
     funcs, plain = links(tree)[1], helpers([d], tree)
@@ -284,6 +287,7 @@ def written_only(d: ast.AST, tree: ast.AST, written: frozenset[str], elsewhere: 
         used = names & written
         kept = only_written([node], written, shown=True)  # `print(sum(LOG))` reads none
         kept |= unused_calls(list(walk(node)), frozenset(used - kept), globs or {})  # `BAR.set_postfix(loss=x)`: none either
+        kept |= calls_only(node, frozenset(used - kept), written, globs or {})  # `utils.warn_once(m)`: told there
         writes |= used & kept
         reads |= used - kept
         # What the other names it uses reach through no function looked at here
@@ -311,3 +315,4 @@ def _one_definition(names: set[str], tree: ast.AST) -> frozenset[str]:
     one defined twice (`if`/`else`) reads what either reads."""
     table, funcs = links(tree)
     return frozenset(n for n in names if table.get(n, frozenset()) <= _names(funcs[n]))
+

@@ -17,6 +17,7 @@ Pure standard library."""
 from __future__ import annotations
 
 import ast
+import dis
 import os
 import sys
 import types
@@ -26,6 +27,7 @@ from typing import Any
 from ..errors import ConfigurationError
 from .attributes import attribute_tokens
 from .bindings import module_statements
+from .changers import MUTATORS
 from .loaded import loaded_state
 from .outsidevalues import items_tokens
 from .userfiles import is_user_file
@@ -59,8 +61,11 @@ def unseen_change(namespace: Mapping[str, Any], name: str) -> bool:
     if main is None or (isinstance(path, str) and os.path.isabs(path)) or vars(main) is namespace:
         return False
     held = namespace.get(name)
-    if isinstance(held, _FIXED) or not _driven_by(vars(main)):
+    if isinstance(held, _FIXED):
         return False
+    code = _driven_by(vars(main))
+    if code is None or (_whole_program(code) and not _may_write(code, loaded_state()[1])):
+        return False  # `python -c "import flow; flow.wf(10)"`: as `python run.py` of that text
     for module in loaded_state()[1]:
         names = vars(module)
         written = functions_write(names)
@@ -74,20 +79,67 @@ def unseen_change(namespace: Mapping[str, Any], name: str) -> bool:
 _OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
-def _driven_by(main: Mapping[str, Any]) -> bool:
-    """Whether `main`'s code is on the stack, reached from here through
-    durable's and the user's code alone (a library's frame, pytest's or a
-    pool's, runs what is below it: the program is its own)."""
+def _driven_by(main: Mapping[str, Any]) -> types.CodeType | None:
+    """The code of `main`'s outermost frame on the stack, when it is there,
+    reached from here through durable's and the user's code alone (a
+    library's frame, pytest's or a pool's, runs what is below it: the
+    program is its own); None when it is not."""
     frame = sys._getframe(1)
+    found = None
     while frame is not None:
         if frame.f_globals is main:
-            return True
-        filename = frame.f_code.co_filename
-        root = str(frame.f_globals.get("__name__", "")).partition(".")[0]
-        if not filename.startswith(_OWN) and not is_user_file(filename, root):
-            return False
+            found = frame.f_code
+        else:
+            filename = frame.f_code.co_filename
+            root = str(frame.f_globals.get("__name__", "")).partition(".")[0]
+            if found is None and not filename.startswith(_OWN) and not is_user_file(filename, root):
+                return None
         frame = frame.f_back  # type: ignore[assignment]
+    return found
+
+
+def _whole_program(code: types.CodeType) -> bool:
+    """Whether `code` is the whole program that ran in `__main__` so far:
+    that of `python -c` or `python -` (one code object), not a line typed
+    at the REPL or a notebook's cell, after others no frame shows."""
+    argv = getattr(sys, "argv", None) or [""]
+    return (
+        code.co_name == "<module>" and argv[0] in ("-c", "-") and not hasattr(sys, "ps1")
+        and not sys.flags.interactive and "IPython" not in sys.modules
+    )  # fmt: skip
+
+
+# What code may write another module's globals with, by name: a changing
+# method, a builtin reaching a namespace, code made of text.
+_WRITING = MUTATORS | frozenset({"setattr", "delattr", "exec", "eval", "compile", "globals", "vars", "reload",
+                                 "__dict__", "modules", "import_module", "run_path", "run_module"})  # fmt: skip
+_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE", "DELETE_SLICE"})
+
+
+def _may_write(code: types.CodeType, modules: tuple[types.ModuleType, ...]) -> bool:
+    """Whether the program `code` (its nested code too) may change a global
+    of the user's `modules` itself, as `elsewhere` reads a script's text
+    for: it stores into an attribute or an item of anything, names a
+    changing method or a namespace (`_WRITING`), or names a global of
+    theirs holding data (`flow.CFG`, handed to what may change it). Code
+    only importing and calling the user's functions (`flow.wf(10)`) does
+    not: its run counts as the same program's run from a file."""
+    data = {k for m in modules for k, v in list(vars(m).items()) if not isinstance(v, _FIXED) and not callable(v)}
+    for each in _codes(code):
+        if set(each.co_names) & (_WRITING | data):
+            return True
+        if any(i.opname in _STORES for i in dis.get_instructions(each)):
+            return True
     return False
+
+
+def _codes(code: types.CodeType) -> list[types.CodeType]:
+    found, todo = [], [code]
+    while todo:
+        each = todo.pop()
+        found.append(each)
+        todo += [c for c in each.co_consts if isinstance(c, types.CodeType)]
+    return found
 
 
 _FIXED = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset, types.ModuleType,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import io
 import random
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -267,3 +268,34 @@ def method(func: ast.AST) -> tuple[ast.expr, str | None] | None:
         name = func.args[1]
         return func.args[0], name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
     return None
+
+
+def calls_only(node: ast.AST, names: frozenset[str], written: frozenset[str], globs: Mapping[str, Any]) -> frozenset[str]:
+    """Those of `names` holding a module of yours written for what a global
+    of it holds (`helpers._WARNED` written, `helpers` with it:
+    `helperreads.helper_writes`) that `node` uses only to call its
+    functions (`helpers.warn_once(m)`), not the written attribute: what
+    those functions read is told by their own code (`helper_readers`)."""
+    found: set[str] = set()
+    parents = {id(c): p for p in walk(node) for c in ast.iter_child_nodes(p)} if names else {}
+    for name in names:
+        module = globs.get(name)
+        if not isinstance(module, types.ModuleType):
+            continue
+        mod = getattr(module, "__name__", "")
+        ok = True
+        for n in walk(node):
+            if isinstance(n, ast.Name) and n.id == name:
+                above, call = parents.get(id(n)), None
+                if isinstance(above, ast.Attribute):
+                    call = parents.get(id(above))
+                ok = (
+                    isinstance(above, ast.Attribute) and f"{mod}.{above.attr}" not in written
+                    and isinstance(vars(module).get(above.attr), types.FunctionType)
+                    and isinstance(call, ast.Call) and call.func is above
+                )  # fmt: skip
+                if not ok:
+                    break
+        if ok:
+            found.add(name)
+    return frozenset(found)

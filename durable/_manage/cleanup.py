@@ -68,6 +68,8 @@ def gc(
     target = store if isinstance(store, Store) else open_store(store)
     wanted = None if status is None else {status} if isinstance(status, str) else _statuses(status)
     runs.check_statuses(wanted or ())
+    for never in sorted((wanted or set()) & _NEVER.keys()):  # it matched none: said, not "removed 0"
+        warn(f"gc never removes a{'n' * (never[0] == 'u')} {never} run ({_NEVER[never]})")
     cutoff = None if older_than is None else now() - _seconds(older_than)
     removed: list[RunInfo] = []
     keys = runs.listing(target, workflow)  # one listing for runs and leftovers
@@ -120,6 +122,11 @@ def _named(workflow: str, run_id: str) -> bool:
 
 
 _UNREADABLE = ("corrupt", "unverified", "newer")
+# The statuses gc removes none of, even named, and why.
+_NEVER = {
+    "running": "a live process holds it: `durable cancel RUN` or durable.cancel() ends it first",
+    "unreadable": "the store failed to read it, and the next read may succeed",
+}
 
 
 def _kept(infos: list[RunInfo], keep_last: int) -> set[str]:

@@ -4,6 +4,7 @@ names a workflow, a workflow name that resembles one with runs."""
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from .._errortext import shell_words
@@ -22,7 +23,25 @@ def no_folder(store: Store) -> str | None:
         f" ({os.path.abspath(path)}: a relative path is read from the working folder)"
     )
     given = "--store, store=, $DURABLE_STORE"
-    return f"there is no such folder{where}; check the store's path ({given})"
+    here = next((top for top in _folders(".", 20) if _holds_runs(top)), None)
+    there = f"; {here} here holds runs: `durable {shell_words('--store', here, 'runs')}` lists them" if here else ""
+    return f"there is no such folder{where}; check the store's path ({given}){there}"
+
+
+def _holds_runs(folder: str) -> bool:
+    """Whether folder is a local store (a script's `configure(store=
+    "team-runs")`, which no command reads): a run's manifest two levels
+    down, among a few folders of each level, so that a big tree is no walk."""
+    return any(os.path.isfile(os.path.join(run, "run")) for w in _folders(folder, 20) for run in _folders(w, 5))
+
+
+def _folders(path: str, most: int) -> list[str]:
+    try:
+        with os.scandir(path) as entries:
+            found = (e.path for e in entries if e.is_dir(follow_symlinks=False))
+            return [os.path.relpath(p) if path == "." else p for p in itertools.islice(found, most)]
+    except OSError:
+        return []
 
 
 def resembling(store: Store, workflows: list[str], run_id: str) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import field
 from typing import Any
 
-from .._errortext import near, shell_words
+from .._errortext import and_list, near, shell_words
 from .._frozen import Frozen, dataclass
 from .._storage.base import Store
 from .._storage.keys import (
@@ -186,7 +186,7 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
     folder = no_folder(store)
     if folder:  # not a wrong run id: the wrong store
         missing.args = (f"no run {run_id!r} of workflow {workflow!r} in store {store.url}: "
-                        f"{folder}{missing.start}. Nothing was executed.",)  # fmt: skip
+                        f"{folder}{missing.start}. Nothing was run or changed.",)  # fmt: skip
         return missing
     found = namesakes(store, workflow, run_id)
     others = sorted(found)
@@ -199,7 +199,7 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
         missing.args = (
             f"{missing} A run {run_id!r} exists under "
             f"{'other workflows' if several else 'another workflow'}, "
-            f"{' and '.join(repr(w) for w in others)}"
+            f"{and_list(repr(w) for w in others)}"
             + (f": a child run of run {parent[1]!r} of {parent[0]!r}; resume that run, "
                "whose resume answers its child's waits." if parent else
                f": `durable {show}` shows {'the first' if several else 'it'}.{renamed_script(workflow, others)}"),
@@ -207,14 +207,14 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
     elif others:
         missing.args = (
             f"{missing} A run {run_id!r} exists under workflow "
-            f"{' and '.join(repr(w) for w in same)}: the same function started another "
+            f"{and_list(repr(w) for w in same)}: the same function started another "
             "way (as a script, or imported as a module) has another name. Start it the "
             "way that run was started: @durable.workflow(name=...) gives both ways one "
             "name, but its steps keep theirs, so this run resumed the other way is "
             "refused as renamed code.",
         )
     elif near := near_ids(run_id, set(store.runs(workflow))):
-        missing.args = (f"{missing} Did you mean {' or '.join(map(repr, near))}?",)
+        missing.args = (f"{missing} Did you mean {and_list(map(repr, near), 'or')}?",)
     return missing
 
 

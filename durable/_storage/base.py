@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from .._errortext import warn
 from .fence import Held, Owner, reclaim, watched
 from .keys import Position, cancel_key, check_names, lease_key, run_prefix
 from .storecore import DEFAULT_BLOB_THRESHOLD as DEFAULT_BLOB_THRESHOLD
@@ -122,10 +123,14 @@ class Store(StoreCore):
             self.delete_run(workflow, run_id, keep_lease=True)
         finally:
             held.release(delete=True)
-        self.prune_run(workflow, run_id)
+        stays = self.prune_run(workflow, run_id)
+        if stays is not None:  # the run is gone all the same: said, not raised (`durable rm` said "removed" alone)
+            warn(f"run {workflow}/{run_id} was removed (its records are gone), but {stays}")
 
-    def prune_run(self, workflow: str, run_id: str) -> None:
-        """Remove the run's emptied folder, where folders exist."""
+    def prune_run(self, workflow: str, run_id: str) -> str | None:
+        """Remove the run's emptied folder, where folders exist; why it
+        stays, when the user can fix that (`localfs.prune`), else None."""
+        return None
 
     def _absent(self) -> Any:
         """What `_seen` holds for a run without a manifest."""

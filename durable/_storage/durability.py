@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .._settings import CHOICES, setting
+from .._settings import CHOICES, check, setting
 from ..errors import ConfigurationError
 
 LEVELS = CHOICES["durability"]  # one list of the levels: `configure()` and the environment check the same
@@ -51,12 +51,9 @@ def stronger(*levels: str) -> str:
 
 
 def check_level(level: object, where: str) -> str:
-    if level not in LEVELS:
-        raise ConfigurationError(
-            f"{where}={level!r} is not a durability level: use one of "
-            f"{', '.join(repr(v) for v in LEVELS)} (see docs/storage.md, durability levels)"
-        )
-    return str(level)
+    """`level` in lower case ("Batch" is "batch"), else a ConfigurationError:
+    the check `configure()` and $DURABLE_DURABILITY get (`_settings.check`)."""
+    return str(check("durability", level, where))
 
 
 def check_interval(seconds: float | None) -> float:

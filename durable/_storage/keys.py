@@ -280,10 +280,10 @@ MAX_KEY_PART = 200
 def check_key_part(kind: str, value: object) -> str:
     if type(value) is str and value in _VALID:  # checked already: the same answer
         return value
-    if not isinstance(value, str):
-        raise ConfigurationError(
-            f"invalid {kind} {value!r}: it must be a string, not {type(value).__name__}"
-        )
+    if not isinstance(value, str):  # a RunInfo or Run of `runs()`: its .run_id (its repr is a page)
+        hint = " (pass its .run_id)" if isinstance(getattr(value, "run_id", None), str) else ""
+        shown = "" if hint else f" {value!r}"
+        raise ConfigurationError(f"invalid {kind}{shown}: it must be a string, not {type(value).__name__}{hint}")
     if len(value.encode("utf-8", "surrogatepass")) > MAX_KEY_PART:
         raise ConfigurationError(
             f"invalid {kind} {value[:40]!r}...: it is {len(value)} characters long; at most "

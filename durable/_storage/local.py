@@ -63,7 +63,7 @@ class LocalStore(Store):
         return os.path.join(self.root, key)
 
     def _error(self, what: str, e: OSError) -> StorageError:
-        return fs.local_error(self.url, what, e)
+        return fs.local_error(self.url, what, e, self.root)
 
     # -- primitives ----------------------------------------------------------
     def get(self, key: str) -> bytes | None:
@@ -191,9 +191,9 @@ class LocalStore(Store):
     def address(self) -> str:
         return self.root  # absolute: opened again from another folder
 
-    def prune_run(self, workflow: str, run_id: str) -> None:
+    def prune_run(self, workflow: str, run_id: str) -> str | None:
         try:
-            fs.prune(self._path(f"{workflow}/{run_id}"), self.root, sync=self.durability != "none")
+            return fs.prune(self._path(f"{workflow}/{run_id}"), self.root, sync=self.durability != "none")
         except OSError as e:
             raise self._error("deleting", e) from e
 

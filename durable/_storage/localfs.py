@@ -37,10 +37,12 @@ ADVICE = {
 }
 
 
-def local_error(url: str, what: str, e: OSError) -> StorageError:
+def local_error(url: str, what: str, e: OSError, root: str = "") -> StorageError:
     advice = ADVICE.get(e.errno or 0, "")
     if e.errno in (errno.EACCES, errno.EPERM):
         advice = _not_ours(e.filename) or advice
+    elif e.errno == errno.ENOENT and root and not os.path.isdir(root):  # under /proc, or a mount gone
+        advice = f"the store's folder {root} does not exist and cannot be made: check the store's path (--store, store=, $DURABLE_STORE)"  # fmt: skip
     return StorageError(url, f"{what}: {e}", advice)
 
 
@@ -308,16 +310,21 @@ def write(path: str, data: bytes, *, exclusive: bool, sync: bool = True) -> Iden
     return made
 
 
-def prune(folder: str, root: str, *, sync: bool = False) -> None:
+def prune(folder: str, root: str, *, sync: bool = False) -> str | None:
     """Remove folder and the empty folders above it, up to the root;
     `sync`: durably (the folder left is synced), so that a removed run's
-    folder does not come back after a power loss."""
+    folder does not come back after a power loss. Returns why folder stays
+    when the user can fix it (a parent that cannot be written), else None."""
     removed = False
     while folder.startswith(root) and folder != root:
         try:
             os.rmdir(folder)
-        except OSError:
-            break
+        except OSError as e:
+            if removed or e.errno in (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST):
+                break
+            advice = _not_ours(folder) or ADVICE.get(e.errno or 0, "see the error")
+            return f"the emptied folder {folder} stays ({e.strerror}): {advice}, then remove it (rmdir {folder})"
         removed, folder = True, os.path.dirname(folder)
     if sync and removed:
         fsync_dir(folder)
+    return None
