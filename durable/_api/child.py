@@ -26,6 +26,7 @@ from .._core.outcome import child_files, child_stale
 from .._core.plan import Plan
 from .._core.replay import commit, load_context, lookup, reopen
 from .._core.run import Flow, run_locked
+from .._core.stillheld import still_held
 from .._core.waiting import holding
 from .._core.written import with_written
 from .._errortext import warn
@@ -114,6 +115,9 @@ def child_plan(
     elsewhere = store.address() != parent.store.address()
 
     def locked(lease: Held) -> Plan[Run[Any]]:
+        # The parent looked at its lease before this call (`lookup`), and may
+        # have stalled since, past it: taken over, it must not enter the child.
+        still_held(parent, pos)
         if flow.options.run_id is None:
             _refuse_anothers(store, flow.name, run_id, parent, pos)
         link = {

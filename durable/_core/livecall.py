@@ -24,9 +24,10 @@ from .context import RunState
 from .identity import changed_in_place
 from .named import with_named
 from .plan import Call
-from .replay import boundary, commit, lease_lost
+from .replay import boundary, commit
 from .retry import RetryPolicy
 from .spec import StepSpec
+from .stillheld import lease_lost
 from .written import with_written
 
 if TYPE_CHECKING:

@@ -44,6 +44,7 @@ from .loadback import load_value
 from .plan import check_stop, stop
 from .recorded import Recorded, decode_step_record
 from .replayrow import same_fields
+from .stillheld import lease_lost, still_held
 
 
 def same_call(rec: StepRecord, fp: str, digest: str) -> bool:
@@ -189,12 +190,7 @@ def boundary(ctx: RunState, pos: Position) -> None:
         raise ctx.refusal
     if ctx.cancel_due <= monotonic():  # a look when due: before every live operation
         cancel.poll(ctx)
-    check = getattr(ctx.lease, "check", None)
-    try:
-        if check is not None:
-            check()
-    except LeaseLostError as e:
-        raise lease_lost(ctx, pos, e) from None
+    still_held(ctx, pos)  # its callers' leases too: a child runs for them
 
 
 def fence(ctx: RunState, pos: Position) -> None:
@@ -204,12 +200,6 @@ def fence(ctx: RunState, pos: Position) -> None:
         ctx.store.guard(ctx.workflow, ctx.run_id)
     except LeaseLostError as e:
         raise lease_lost(ctx, pos, e) from None
-
-
-def lease_lost(ctx: RunState, pos: Position, e: LeaseLostError) -> LeaseLostError:
-    """The run's refusal for a lease found lost before a write at pos: final,
-    since another process may be executing the run now."""
-    return ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why, written=e.written))
 
 
 def discard_from(ctx: RunState, pos: Position) -> None:

@@ -23,6 +23,7 @@ from .._core.context import ItemScope, RunState, current_state, enter_plain
 from .._core.plan import drive_async, drive_sync
 from .._core.retry import RetryPolicy
 from .._core.spec import own_step_spec, step_spec
+from .._core.stillheld import still_held
 from .._core.tracing import item_span
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
@@ -46,17 +47,19 @@ def call_item(
     local: bool = True,
     scope: ItemScope | None = None,
 ) -> Any:
-    """Make one try of one item. A step runs its
-    body without a record of its own; its retries are the block's to make
-    (`_fanout.tries`: the workflow process keeps each failed try before the
-    next starts). Durable calls inside run plainly. `run`: the run a pool's
-    thread works for (this process's threads share its store). A cached
-    step uses its cache where the store is known: in this process
-    (`local`), not in another process's worker. `scope`: the item's
-    position, try and index in the run, as `current_run()` tells them."""
+    """Make one try of one item. A step runs its body without a record of its own; its
+    retries are the block's to make (`_fanout.tries`: the workflow process keeps each failed
+    try before the next starts). Durable calls inside run plainly. `run`: the run a pool's
+    thread works for (this process's threads share its store). A cached step uses its cache
+    where the store is known: in this process (`local`), not in another process's worker.
+    `scope`: the item's position, try and index in the run, as `current_run()` tells them; a
+    try queued to a thread pool starts only while the run's lease holds (a worker is free
+    maybe after a stall past it, the run taken over meanwhile)."""
     if trace[0]:
         with item_span(*trace):
             return call_item(fn, item, NO_TRACE, run, local=local, scope=scope)
+    if run is not None and scope is not None:
+        still_held(run, scope[0])
     spec = step_spec(fn)
     reset = enter_plain(run, scope, elsewhere=not local)
     try:
@@ -71,8 +74,7 @@ def call_item(
 
 
 def step_args(fn: Callable[[Any], Any], item: Any) -> tuple[Any, ...]:
-    """The arguments of a step's body for one item: the body of a step reached
-    as a method (`loop_over(obj.step, items)`) takes the instance first."""
+    """A step body's arguments for one item: a method's (`loop_over(obj.step, ...)`) the instance first."""
     return (fn.__self__, item) if isinstance(fn, types.MethodType) else (item,)
 
 
@@ -119,10 +121,9 @@ def run_pickled(
     owner: int = 0,
     code: str | None = None,
 ) -> bytes:
-    """The task a process or Dask worker runs. Never raises for the item's
-    own errors: they come back pickled with their traceback text. `owner`:
-    the workflow process of a process pool (`orphan`); `code`: fn's
-    fingerprint there (`workercode`)."""
+    """The task a process or Dask worker runs. Never raises for the item's own errors: they
+    come back pickled with their traceback text. `owner`: the workflow process of a process
+    pool (`orphan`); `code`: fn's fingerprint there (`workercode`)."""
     leave_if_orphaned(owner)
     try:
         fn = worker_fn(token, fn_blob, code)

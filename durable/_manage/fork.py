@@ -74,7 +74,9 @@ def fork_run(
     import uuid  # a fork's own: every command loaded it, and platform with it
 
     new_id = check_key_part("run id", new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}")
-    if run_objects(store, workflow, new_id):  # a lease alone is no run: a removal's marker (`acquire` below)
+    # A run is its manifest: objects without one are a fork's (it writes its manifest last) or a
+    # removal's cut short, which no call replays (`outcome.without_leftovers`); a lease alone too.
+    if store.peek_manifest(workflow, new_id) is not None:
         raise _taken(workflow, new_id)
     records = store.peek_records(workflow, run_id)
     finished = {p for n in records if is_step_record(n) and isinstance(p := position_of(n), int)}
@@ -104,6 +106,8 @@ def fork_run(
     try:
         if store.load_manifest(workflow, new_id) is not None:
             raise _taken(workflow, new_id)  # not ours to remove
+        if run_objects(store, workflow, new_id):  # left over: made again, the fork would append to them
+            store.delete_run(workflow, new_id, keep_lease=True)
     except BaseException:
         lease.release()
         raise

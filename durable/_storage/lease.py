@@ -198,8 +198,9 @@ class FileLease:
         if file.closed:
             return
         NOT_INHERITED.pop(file.fileno(), None)  # before the number is free for reuse
-        try:
-            unlock(file.fileno())
+        try:  # the close drops the lock too: a failed unlock (EIO) must not lose a run's outcome
+            with contextlib.suppress(OSError):
+                unlock(file.fileno())
         finally:
             file.close()
 
