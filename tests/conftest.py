@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import compileall
 import functools
+import gc
 import importlib
 import importlib.util
 import os
@@ -363,6 +364,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if sampled_out:
         config.hook.pytest_deselected(items=sampled_out)
         items[:] = [item for item in items if item not in sampled_out]
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """What collecting has made and kept so far frozen (`gc.freeze`), its
+    garbage collected first: left out of every later pass of the cycle
+    collector. The test modules, their steps' fingerprints and what was
+    analysed for them, about a million objects in a worker of the default
+    Python's whole suite, live to the session's end, and each full pass
+    walked them all again: 11 during that collection, 2.2 s of its 10 s of
+    CPU, and more while the tests ran. What a test makes and drops is
+    collected as before (the tests that count on `gc.collect` make what
+    they collect)."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
