@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import compileall
 import functools
+import gc
 import importlib
 import importlib.util
 import os
@@ -12,7 +13,7 @@ import textwrap
 import threading
 import types
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -363,6 +364,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if sampled_out:
         config.hook.pytest_deselected(items=sampled_out)
         items[:] = [item for item in items if item not in sampled_out]
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """What collecting has made and kept so far frozen (`gc.freeze`), its
+    garbage collected first: left out of every later pass of the cycle
+    collector. The test modules, their steps' fingerprints and what was
+    analysed for them, about a million objects in a worker of the default
+    Python's whole suite, live to the session's end, and each full pass
+    walked them all again: 11 during that collection, 2.2 s of its 10 s of
+    CPU (a worker's collection took 13.0 s of CPU, 7.7 s frozen; a fast
+    shard's 4.6-5.3 s, 3.0 s)."""
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """The same after each module's last test (its module fixtures torn
+    down): what its tests left alive (the engine's caches of their steps'
+    fingerprints, 800,000 objects by the end of a fast shard) is frozen,
+    the rest collected. Walked again by each full pass, it cost a fast
+    shard 4.8 s of CPU in 140 passes (1.6 s frozen). What a test makes and
+    drops is collected as before: the tests that count on `gc.collect` (a
+    plan closed, a weak reference gone) collect what they made."""
+    result = yield
+    if nextitem is None or nextitem.path != item.path:
+        gc.collect()
+        gc.freeze()
+    return result
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
