@@ -125,6 +125,18 @@ def _ran(target: object) -> tuple[tuple[object, ...], tuple[object, ...]]:
     return found
 
 
+def _inner_of(obj: object) -> Any:
+    """The function a step or a workflow `obj` runs, None for anything else:
+    also for an object whose attributes raise when read (a lazy module, a
+    framework's proxy outside its context), which no decorator of ours made."""
+    if not isinstance(obj, (types.FunctionType, types.MethodType)) and getattr(type(obj), "__durable_workflow__", False) is not True:
+        return None
+    inner = _step_function(obj)
+    if inner is None and getattr(type(obj), "__durable_workflow__", False) is True:
+        inner = getattr(obj, "fn", None)  # a run of its own, which a replay does not enter
+    return inner
+
+
 def _reached(target: types.FunctionType) -> tuple[tuple[tuple[object, ...], tuple[object, ...]], tuple[Any, ...]]:
     """`_ran`'s walk: through `referenced_objects` of the target and of each step found."""
     steps: list[object] = []
@@ -133,9 +145,7 @@ def _reached(target: types.FunctionType) -> tuple[tuple[tuple[object, ...], tupl
     todo, seen = [target], {id(target)}
     while todo:
         for obj in referenced_objects(todo.pop()):
-            inner = _step_function(obj)
-            if inner is None and getattr(type(obj), "__durable_workflow__", False) is True:
-                inner = getattr(obj, "fn", None)  # a run of its own, which a replay does not enter
+            inner = _inner_of(obj)
             fn = obj if inner is None else inner
             if id(obj) in seen or id(fn) in seen or not (inner is not None or _user_function(obj)):
                 continue
