@@ -48,7 +48,7 @@ LAZY_ON_USE = {
     ("durable._core.steps", "durable._core.artifacts"): "a step that made or lists artifacts",
     ("durable._core.livecall", "durable._core.cache"): "a cached step in a run",
     ("durable._core.livecall", "durable._core.artifacts"): "a step that made or lists artifacts",
-    ("durable._fingerprint.givennames", "importlib.metadata"): "a step that loads plugins by entry point",
+    ("durable._fingerprint.entrypoints", "importlib.metadata"): "a step that loads plugins by entry point",
     ("durable._core.outcome", "durable._storage.files"): "a completed run with artifacts called again",
     ("durable._api.workflow", "durable._api.child"): "a workflow called in another's run",
     ("durable._api.ops", "durable._fanout"): "loop_over: a body that sleeps or suspends has no block",
