@@ -101,3 +101,22 @@ def test_a_write_through_a_bound_local_writes_the_global(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(COPIES))
 def test_a_write_into_a_copy_is_no_write(name: str) -> None:
     assert "CFG" not in _written(COPIES[name])
+
+
+# A name stored into a container (`SHARED["file"] = CFG`) is not written by
+# that store: the container is. Counted as the container's, a step of a
+# factory storing its closure's cell (`version`) counted the cell as read
+# back at its next call and ran again on a resume (test_child_rerun).
+STORED = {"global": 'SHARED["file"] = CFG', "index": "out[x] = CFG", "attribute": "SHARED.file = CFG"}
+# Written below the container's level, what it holds there is written.
+STORED_WRITTEN = {"item": 'box = {}\nbox["k"] = CFG\nbox["k"].append(x)', "attr": "o.cfg = CFG\no.cfg.append(x)"}
+
+
+@pytest.mark.parametrize("name", sorted(STORED))
+def test_a_name_stored_into_a_container_is_not_written(name: str) -> None:
+    assert "CFG" not in _written(STORED[name]) and "x" not in _written(STORED[name])
+
+
+@pytest.mark.parametrize("name", sorted(STORED_WRITTEN))
+def test_a_write_into_what_a_container_holds_writes_it(name: str) -> None:
+    assert "CFG" in _written(STORED_WRITTEN[name])

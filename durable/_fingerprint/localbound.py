@@ -46,7 +46,9 @@ def bound_locals(nodes: list[ast.AST], globs: Mapping[str, Any] | None = None) -
     for node in nodes:
         for target, value, each in _pairs(node):
             held = [] if isinstance(value, (ast.Tuple, ast.List)) else roots(value)
-            for bound in (n for n in walk(target) if isinstance(n, ast.Name)) if held else ():
+            # Only the names bound (`log = LOG`, `a, b = ...`): `SHARED["k"] = CFG` binds no name, and
+            # taken for one it made each write of SHARED a write of CFG (`written._bindings` holds it).
+            for bound in (n for n in walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) if held else ():
                 found.setdefault(bound.id, set()).update(held)
                 values.setdefault(bound.id, []).append((value, each and bound is target))
                 aliasing.add(id(bound))

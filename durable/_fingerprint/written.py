@@ -65,6 +65,9 @@ def _bindings(defs: list[ast.AST]) -> list[tuple[str, str, str]]:
             for target in targets:  # `ys, n = xs, 0`: each to each; else every name to every value
                 pairs = _paired(target, node.value)
                 found += [(n, *b) for names, v in pairs for n in names for b in _bound(v)]
+                # `box["k"] = CFG`: box holds CFG one level down, as a shallow copy shares its parts.
+                held = roots(target.value) if isinstance(target, (ast.Subscript, ast.Attribute)) else []
+                found += [(h, "copy", s) for h in held for s in roots(node.value)]
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
             found += [(node.target.id, "part", s) for s in roots(node.iter)]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node not in defs:
