@@ -23,7 +23,8 @@ from tests.scripts import run_each
 pytestmark = pytest.mark.slow  # two processes, forked
 
 HEAD = '''
-import os, durable
+import os, random, durable
+import pkg69  # an empty `__init__.py`: seeds no generator (it was taken for text unread, one that may)
 
 def count(name):
     with open(os.environ["COUNT_FILE"], "a") as f:
@@ -72,6 +73,14 @@ RESUMED = {
     # The entry for a key is made by the key alone: filled again alike in a new process.
     "memo": ("C = {}\n@durable.step\ndef memo(x):\n    count('memo')\n    if x not in C:\n        C[x] = x * 10\n    return C[x]", [10, 20]),
     # The same memo in a closure's cell.
+    # A library's module it calls into (`os.remove`: `remove` changes a list) holds no data of the program's.
+    "osmod": (
+        "import os as fs\n@durable.step\ndef osmod(x):\n    count('osmod')\n    gone = fs.environ['COUNT_FILE'] + '.gone'\n"
+        "    if fs.path.exists(gone):\n        fs.remove(gone)\n    return x",
+        [1, 2],
+    ),
+    # A draw from a generator no module seeds: every run draws anew.
+    "drawn": ("@durable.step\ndef drawn(x):\n    count('drawn')\n    return x + int(random.random() < 2)", [2, 3]),
     "cmemo": (
         "def make_memo():\n    cache = {}\n    @durable.step\n    def cmemo(x):\n        count('cmemo')\n"
         "        if x not in cache:\n            cache[x] = x * 10\n        return cache[x]\n    return cmemo\ncmemo = make_memo()",
@@ -123,6 +132,17 @@ def item(x):
 @durable.workflow
 def wf_items():
     return durable.loop_over(item, [1, 2, 3], checkpoint_items=True)
+
+@durable.step
+def ditem(x):
+    count("ditems")
+    if x == 3 and failing():
+        raise RuntimeError("item 3 fails in the first process")
+    return x + int(random.random() < 2)
+
+@durable.workflow
+def wf_ditems():
+    return durable.loop_over(ditem, [1, 2, 3], checkpoint_items=True)
 '''
 WF = '''
 @durable.workflow
@@ -147,7 +167,7 @@ for mode in os.environ["MODES"].split():
     except RuntimeError as e:
         print(mode, "failed", e)
 """
-MODES = [*REFUSED, "default", *RESUMED, "once", "outer_once", "items"]
+MODES = [*REFUSED, "default", *RESUMED, "once", "outer_once", "items", "ditems"]
 
 
 def _said(out: str) -> dict[str, str]:
@@ -158,13 +178,16 @@ def test_a_step_reading_back_its_own_earlier_write_is_refused_not_replayed_stale
     defs = [text for text, _ in [*REFUSED.values(), *RESUMED.values()]] + [DEFAULT]
     flows = [WF.format(mode=m, first="put" if m == "other" else m) for m in [*REFUSED, "default", *RESUMED]]
     (tmp_path / "flow69.py").write_text(HEAD + "\n\n".join(defs) + "\n" + "".join(flows) + ONCE)
+    (tmp_path / "pkg69").mkdir()
+    (tmp_path / "pkg69" / "__init__.py").write_text("")
     (tmp_path / "count.fail").write_text("")
     first = _said(run_each([(tmp_path, RUN, {"MODES": " ".join(MODES), "STOP": "1"})])[0])
     (tmp_path / "count.fail").unlink()
     second = _said(run_each([(tmp_path, RUN, {"MODES": " ".join(MODES)})])[0])
     counts = (tmp_path / "count").read_text().split()
-    assert all(first[m] == f"{m} suspended" for m in MODES[:-1]), first
+    assert all(first[m] == f"{m} suspended" for m in MODES[:-2]), first
     assert first["items"] == "items failed item 3 fails in the first process", first
+    assert first["ditems"] == "ditems failed item 3 fails in the first process", first
     # Was: `value [[1], [2]]` (glist, gdict, held, klass, outer), `[1, 1]` (gcount, cell), `[1, [2]]`... executing the second call.
     for mode, (_, state) in REFUSED.items():
         said = second[mode]
@@ -183,3 +206,5 @@ def test_a_step_reading_back_its_own_earlier_write_is_refused_not_replayed_stale
     # Items 1 and 2 kept by the first process are not restored without their appends: all run again here.
     assert second["items"] == "items value [[1], [1, 2], [1, 2, 3]]", second
     assert counts.count("items") == 6, counts
+    # Items 1 and 2 drawing from an unseeded generator, kept by the first process, are restored: item 3 alone runs.
+    assert second["ditems"] == "ditems value [2, 3, 4]" and counts.count("ditems") == 4, (second, counts)

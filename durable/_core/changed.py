@@ -68,7 +68,7 @@ def _written(name: str, fp: str) -> str:
     itself = f" ({and_list(again)}: {name} itself, at its next call)" if again and which == NOT_AS_LEFT else ""
     return (
         f"{and_list(names)}, which {name} {which}{itself}, {'are' if len(names) > 1 else 'is'} "
-        f"not as {name} left it (in a new process, as the import made it): a replay cannot redo "
+        f"not as {name} left it (in a new process, as the import made it; or made anew by a workflow's body): a replay cannot redo "
         "that write (fail closed); return the new state from the step and pass it on instead"
         + (" (return what its next call needs and hand it that), or re-run from here (on_change='rerun')" if again else "")
     )

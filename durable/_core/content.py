@@ -25,14 +25,14 @@ from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from .._fingerprint.imports import user_module
+from .._fingerprint.imports import library_module
 from .._fingerprint.reach import is_durable
 from .._fingerprint.values import loaded_value_types
 from .._storage import codec
 from .arrays import arrays, qualname
 from .classcells import captured_by_class
 from .code import class_stamp, function_stamp, made_at_run_time, module_stamp
-from .defined import defined, run_time_module
+from .defined import defined
 from .ownstate import LeftOut, left_out, own_state
 from .redact import NeverWritten
 from .reduced import bound_at_run_time, reduced
@@ -167,7 +167,7 @@ def _module(v: types.ModuleType) -> tuple[str, Any]:
     the same. Its functions, classes and modules count as code there. So
     does one the program made (`run_time_module`: a settings file a loader
     executed into it), which has neither text nor code to count."""
-    if not user_module(v) and not run_time_module(v):
+    if library_module(v):
         return "module", v.__name__
     data = [(k, LeftOut(x)) for k, x in sorted(vars(v).items()) if not k.startswith("__") and _data(x)]
     return "module", (v.__name__, data) if data else v.__name__

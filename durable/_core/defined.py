@@ -6,14 +6,12 @@ members, fields or annotations: two schemas made from other settings were
 one argument, and a step asked with the second was served the first's
 answer. They count by content here, each by its own walk (`LeftOut`: by
 type when it has no digest, a `ForwardRef`'s code). Likewise a module
-the program made (`run_time_module`), which a library's name would stand
+the program made (`imports.run_time_module`), which a library's name would stand
 for: its data counts (`content._module`)."""
 
 from __future__ import annotations
 
 import enum
-import sys
-import types
 from typing import Any
 
 from .ownstate import LeftOut
@@ -38,11 +36,3 @@ def defined(cls: type) -> list[tuple[str, LeftOut]] | None:
         found.append(("members", LeftOut(members)))
     return found or None
 
-
-def run_time_module(module: types.ModuleType) -> bool:
-    """A module the program made (`types.ModuleType("settings")`, which a
-    config loader executes a settings file into): no file, no import spec,
-    not built in. A library's module has a file or a spec, and counts by
-    its name."""
-    made = getattr(module, "__spec__", None) is None and not hasattr(module, "__file__")
-    return made and module.__name__ not in sys.builtin_module_names

@@ -13,6 +13,7 @@ Pure standard library (numpy told by its names: durable never imports it)."""
 from __future__ import annotations
 
 import ast
+import os
 import random
 import sys
 import types
@@ -101,6 +102,8 @@ def _seeds(globs: Mapping[str, Any], generator: str) -> bool:
     cells = globs.get("_ih")  # a notebook's cells, run so far
     if isinstance(filename, str) and source_of(filename, globs).tree is not None:
         texts = [source_of(filename, globs).text]
+    elif isinstance(filename, str) and _empty(filename):  # an empty `__init__.py`: its text is there, and seeds nothing
+        texts = []
     elif isinstance(cells, list):
         texts = [c for c in cells if isinstance(c, str)]
     else:  # no text to read (`python -c`): seeded, as far as anyone can tell
@@ -111,6 +114,13 @@ def _seeds(globs: Mapping[str, Any], generator: str) -> bool:
         for node in _seed_calls(text)
         for _, fn, dotted in [_chain(node, globs)]
     )
+
+
+def _empty(filename: str) -> bool:
+    try:
+        return os.stat(filename).st_size == 0
+    except (OSError, ValueError):  # no file (`<string>`, a zip's member): no text to tell by
+        return False
 
 
 @lru_cache(maxsize=256)

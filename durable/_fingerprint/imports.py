@@ -117,6 +117,23 @@ def user_module(module: types.ModuleType) -> bool:
     return bool(places) and all(is_user_file(os.path.join(p, "__init__.py"), top) for p in places)
 
 
+def library_module(value: object) -> bool:
+    """Whether `value` is a library's module (`os`, `json`), which counts by
+    its name (`content._module`): what a step does through it (`os.remove(p)`)
+    changes no data of the program's. Not one of the user's own, nor one
+    the program made (`run_time_module`): their globals hold its data."""
+    return isinstance(value, types.ModuleType) and not user_module(value) and not run_time_module(value)
+
+
+def run_time_module(module: types.ModuleType) -> bool:
+    """A module the program made (`types.ModuleType("settings")`, which a
+    config loader executes a settings file into): no file, no import spec,
+    not built in. A library's module has a file or a spec, and counts by
+    its name."""
+    made = getattr(module, "__spec__", None) is None and not hasattr(module, "__file__")
+    return made and module.__name__ not in sys.builtin_module_names
+
+
 def _user_package(top: str) -> bool:
     try:
         spec = importlib.util.find_spec(top)  # a top-level name: nothing is imported

@@ -23,7 +23,8 @@ from .changers import LOGS, MUTATORS
 from .heldobjects import held_methods, only_called
 from .heldreads import held_helpers, reached_held, unread
 from .helperreads import helper_readers, helper_writes
-from .hiddenrng import called_again, same_generator
+from .hiddenrng import called_again, hidden_state, same_generator
+from .imports import library_module
 from .kept import by_code
 from .nodes import walk
 from .objectstate import object_writes
@@ -165,7 +166,8 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool, itself: bool = Fals
             read.discard(name)
     # A draw (`RNG.random()`, `next(IT)`) reads what it changes: the step called again reads it too.
     tree = src.tree
-    if itself:  # its next call is the reader
+    if itself:  # its next call is the reader; not of a library's module (`os.remove(p)`), unless it holds a generator
+        read = {n for n in read if not library_module(v := (globs or {}).get(n)) or hidden_state(v) is not None}
         return tuple(sorted(read)) if read and called_again(tree, code.co_name, globs or {}) else ()
     drawn = set() if logs else drawn_in(own, globs or {}, lambda: called_again(tree, code.co_name, globs or {})) & direct
     return tuple(sorted(read | drawn))
