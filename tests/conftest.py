@@ -120,6 +120,22 @@ def _forget_configure() -> Iterator[None]:
     forget()
 
 
+@pytest.fixture(autouse=True)
+def _keep_main() -> Iterator[None]:
+    """Put back `__main__`, `sys.argv` and `sys.path` after a test that ran
+    `durable run FILE` in process: the command makes the script `__main__`
+    (as `python FILE` would), and a process pool spawned later by another
+    test of that worker re-ran that script in each worker (a script whose
+    import fails broke every pool: test_fanout's process cases)."""
+    main, argv, path = sys.modules.get("__main__"), sys.argv, list(sys.path)
+    yield
+    if main is not None and sys.modules.get("__main__") is not main:
+        sys.modules["__main__"] = main
+    sys.argv = argv
+    if sys.path != path:
+        sys.path[:] = path
+
+
 @pytest.fixture
 def store() -> durable.Store:
     return memory_store()
