@@ -57,6 +57,13 @@ REFUSED = {
         "@durable.step\ndef outer(x):\n    count('outer')\n    return inner(x)",
         "INNER",
     ),
+    # A child workflow run twice by the same parent run, its step reading back its own write:
+    # the child runs share the process's state (was `[[1], [2]]`).
+    "kid": (
+        "KID = []\n@durable.step\ndef kstep(x):\n    count('kid')\n    KID.append(x)\n    return list(KID)\n"
+        "@durable.workflow\ndef kid(x):\n    return kstep(x)",
+        "KID",
+    ),
     # Another step reading what the replayed one wrote (held before: `test_stale68_inner`).
     "other": (
         "W = []\n@durable.step\ndef put(x):\n    count('other')\n    W.append(x)\n    return x\n"

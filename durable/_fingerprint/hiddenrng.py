@@ -186,18 +186,28 @@ def called_again(tree: ast.AST, name: str, globs: Mapping[str, Any], depth: int 
     generator and called again reads what its call before left: its replay
     in a new process leaves the generator where the next call draws the
     first value again."""
+    found = _places(tree, name, globs)
+    if len(found) != 1 or not found[0]:
+        return True
+    return _again_from(tree, name, globs, found[0], depth)
+
+
+def _places(tree: ast.AST, name: str, globs: Mapping[str, Any]) -> list[tuple[ast.AST, ...]]:
+    """Where the module (a notebook's cells run so far), or else the user's
+    other modules loaded (`from steps import a`), name `name`."""
     cells = globs.get("_ih")
     if isinstance(cells, list):
         trees = [t for c in dict.fromkeys(c for c in cells if isinstance(c, str)) if (t := _parsed(c)) is not None]
     else:
         trees = [tree]
     found = [above for t in trees for above in _named(t, name)]
-    if not found and not isinstance(cells, list):  # `from steps import a` in the workflow's module
+    if not found and not isinstance(cells, list):
         trees = [t for m in loaded_state()[1] if vars(m) is not globs and (t := _tree(m)) is not None]
         found = [above for t in trees for above in _named(t, name)]
-    if len(found) != 1 or not found[0]:
-        return True
-    above = found[0]
+    return found
+
+
+def _again_from(tree: ast.AST, name: str, globs: Mapping[str, Any], above: tuple[ast.AST, ...], depth: int) -> bool:
     home = next((n for n in reversed(above) if isinstance(n, _SCOPES)), None)
     if not isinstance(home, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return True
@@ -206,9 +216,24 @@ def called_again(tree: ast.AST, name: str, globs: Mapping[str, Any], depth: int 
     func = call.func if isinstance(call, ast.Call) else None
     if getattr(func, "id", getattr(func, "attr", None)) != name or any(isinstance(n, _LOOPS) for n in inside):
         return True
+    if depth > 8:
+        return True
     if _decorated(home, "workflow"):
+        return _child_again(tree, home.name, globs, depth + 1)
+    return not _decorated(home, "step") or called_again(tree, home.name, globs, depth + 1)
+
+
+def _child_again(tree: ast.AST, name: str, globs: Mapping[str, Any], depth: int) -> bool:
+    """Whether the workflow `name` may run more than once as a child within
+    one run of another: its runs share the process's state, and a replayed
+    first child leaves what the second reads as the import made it
+    (`child(1); child(2)`, its step appending to a list: `[2]` for `[1,
+    2]`). Named only outside any function (a script's own start, `wf()` at
+    module level), it starts runs of its own: once each."""
+    found = [a for a in _places(tree, name, globs) if any(isinstance(n, _SCOPES) for n in a)]
+    if not found:
         return False
-    return not _decorated(home, "step") or depth > 8 or called_again(tree, home.name, globs, depth + 1)
+    return len(found) != 1 or _again_from(tree, name, globs, found[0], depth)
 
 
 @lru_cache(maxsize=1024)
