@@ -247,6 +247,18 @@ def wf():
 # Two counted steps (`count(name)`, which the module's head defines) around a
 # suspend: `a` writes, `b`'s statement `{read}` (a `return ...`) reads; how
 # often each ran across the suspend and the resume.
+# A client's rate limiter: it reads the time its last call left only to sleep
+# (test_review60_users, test_review63_users: resumed, not refused).
+RATE_LIMITER = """class RateLimiter:
+    def __init__(self, per_sec):
+        self.interval, self.last = 1.0 / per_sec, 0.0
+    def wait(self):
+        delay = self.last + self.interval - time.monotonic()
+        if delay > 0:
+            time.sleep(min(delay, 0.001))
+        self.last = time.monotonic()
+"""
+
 COUNTED_WRITE_THEN = """
 {setup}
 

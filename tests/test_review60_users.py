@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import COUNTED_WRITE_THEN, run_each
+from tests.scripts import COUNTED_WRITE_THEN, RATE_LIMITER, run_each
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -121,15 +121,7 @@ class Repo:
         if cls._conn is None:
             cls._conn = connect()
         return cls._conn"""
-LLM = """class RateLimiter:
-    def __init__(self, per_sec):
-        self.interval, self.last = 1.0 / per_sec, 0.0
-    def wait(self):
-        delay = self.last + self.interval - time.monotonic()
-        if delay > 0:
-            time.sleep(min(delay, 0.001))
-        self.last = time.monotonic()
-class LLM:
+LLM = RATE_LIMITER + """class LLM:
     def __init__(self, model, retries=3):
         self.model, self.retries, self.calls = model, retries, 0
         self.limiter = RateLimiter(1000)

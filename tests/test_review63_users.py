@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scripts import COUNTED_WRITE_THEN, run_each
+from tests.scripts import COUNTED_WRITE_THEN, RATE_LIMITER, run_each
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -58,15 +58,7 @@ def warn_told(msg):
     warnings.warn(msg)
     return True
 """
-LIMITED = """class RateLimiter:
-    def __init__(self, per_sec):
-        self.interval, self.last = 1.0 / per_sec, 0.0
-    def wait(self):
-        delay = self.last + self.interval - time.monotonic()
-        if delay > 0:
-            time.sleep(min(delay, 0.001))
-        self.last = time.monotonic()
-class LLM:
+LIMITED = RATE_LIMITER + """class LLM:
     def __init__(self, model):
         self.model, self.limiter = model, RateLimiter(1000)
     def complete(self, prompt):
