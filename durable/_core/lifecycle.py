@@ -166,7 +166,7 @@ def refused(
     ends `failed` with the refusal, the deaths this attempt counted kept
     (`killed.count_killed` keeps them past a refusal). If no attempt
     recorded anything, the code refused made none of it (`UNMADE`, as
-    `made_nothing` flags a run failed so); one that
+    `made_nothing` flags a run that stopped so); one that
     did keeps the definition that made its records, found by `start`."""
     if before is None or before.extra.get(UNMADE):
         if not len(records):
@@ -184,12 +184,14 @@ def refused(
     write_manifest(store, before)
 
 
-def made_nothing(manifest: RunRecord, records: Any, items: Any, timers: Any) -> None:
-    """A run that ends (failed, interrupted) holding no record, no loop
-    item and no timer has nothing other code could replay stale: flagged
-    `UNMADE`, the fixed code runs it rather than being refused (`start`
-    clears the flag: an attempt that records keeps its definition)."""
-    if not (len(records) or items or timers):
+def made_nothing(manifest: RunRecord, ended: BaseException | None, records: Any, items: Any, timers: Any) -> None:
+    """A run that stops short (`ended`: failed, interrupted, suspended at
+    its first `wait_for`, cancelled) holding no record, no loop item and no
+    timer has nothing other code could replay stale: flagged `UNMADE`, the
+    fixed or edited code runs it rather than being refused (`start` clears
+    the flag: an attempt that records keeps its definition). A completed
+    run keeps its definition: its return value is what that code made."""
+    if ended is not None and not (len(records) or items or timers):
         manifest.extra[UNMADE] = True
 
 

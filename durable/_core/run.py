@@ -182,6 +182,7 @@ def run_locked(
             value = yield from _body(flow, bound, ctx)
         finally:  # what a resume (`records_kept`) and history must find again
             note(manifest.extra, ctx.records, sys.exc_info()[1], level)
+            lifecycle.made_nothing(manifest, sys.exc_info()[1], ctx.records, ctx.items, ctx.timers)
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
@@ -211,13 +212,11 @@ def run_locked(
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
-        lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
         finish(store, manifest, "failed", error=error_summary(raised(e)))
         notify.run_failed(ctx, raised(e))
         _untaken(ctx, "failed", caller, bound)
         raise
     except BaseException as e:
-        lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
         finish(store, manifest, "interrupted", error=error_summary(e))
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)
