@@ -14,6 +14,7 @@ from .._api.chosen import made_note
 from .._api.naming import started_other_way
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
+from .._core.events import try_said
 from .._errortext import id_word, program, shell_words
 from .._manage.runs import list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
@@ -158,7 +159,7 @@ def _print_operations(report: Report) -> Callable[[], None]:
         if isinstance(event, RunWaiting) and event.run_id == run_id:
             print(waiting_line(event, report.durable), file=sys.stderr, flush=True)
         if isinstance(event, StepRetried) and event.run_id == run_id:  # a silent delay looked hung
-            print(f"  [{event.position}] {event.name} failed on try {event.attempt + 1} "
+            print(f"  [{event.position}] {event.name} failed on {try_said(event)} "
                   f"({event.error}); retrying in {duration(event.delay)}", file=sys.stderr, flush=True)  # fmt: skip
         # A child run's own operations are left out: its position in this run says it.
         if event.run_id == run_id and isinstance(event, (StepExecuted, StepReplayed)):

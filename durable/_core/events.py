@@ -86,19 +86,36 @@ class StepReplayed(OperationEvent):
 
 @dataclass(frozen=True)
 class StepRetried(OperationEvent):
-    """Try `attempt` failed with `error`; the next try starts after `delay` s."""
+    """Try `attempt` failed with `error`; the next try starts after `delay` s.
+    `attempt` counts the run's tries at the position, earlier calls' too;
+    `call_attempt` (0 first) is the try of this call's retry budget, which
+    allows `max_attempts` (`retries` + 1): a call after one that gave up
+    starts a budget of its own, one resumed after a crash goes on with its."""
 
     error: str = ""
     delay: float = 0.0
     exception: BaseException | None = field(default=None, compare=False, repr=False)
+    call_attempt: int = 0
+    max_attempts: int = 1
 
 
 @dataclass(frozen=True)
 class StepFailed(OperationEvent):
-    """Try `attempt` failed with `error` and no try follows."""
+    """Try `attempt` failed with `error` and no try follows (`call_attempt`
+    and `max_attempts` as `StepRetried`'s)."""
 
     error: str = ""
     exception: BaseException | None = field(default=None, compare=False, repr=False)
+    call_attempt: int = 0
+    max_attempts: int = 1
+
+
+def try_said(event: StepRetried | StepFailed) -> str:
+    """`try 1 of 3` (of the call's budget), and the run's count when
+    earlier calls made tries too (`try 1 of 3, try 4 of the run`): "try 4"
+    alone, with `retries=2`, read as a budget overrun."""
+    said = f"try {event.call_attempt + 1} of {event.max_attempts}"
+    return said if event.attempt == event.call_attempt else f"{said}, try {event.attempt + 1} of the run"
 
 
 @dataclass(frozen=True)

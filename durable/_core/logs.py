@@ -76,11 +76,11 @@ def _run_started(event: events.RunStarted) -> None:
 def _operation(event: events.Event) -> None:
     if isinstance(event, events.StepRetried):
         logger.warning(
-            "%s failed on try %d (%s); retrying in %s",
-            _step_line(event), event.attempt + 1, event.error, duration(event.delay),
+            "%s failed on %s (%s); retrying in %s",
+            _step_line(event), events.try_said(event), event.error, duration(event.delay),
         )  # fmt: skip
     elif isinstance(event, events.StepFailed):
-        logger.debug("%s failed on try %d: %s", _step_line(event), event.attempt + 1, event.error)
+        logger.debug("%s failed on %s: %s", _step_line(event), events.try_said(event), event.error)
     elif isinstance(event, events.StepExecuted):
         logger.debug("%s executed in %.3fs", _step_line(event), event.duration)
     elif isinstance(event, events.StepReplayed):
