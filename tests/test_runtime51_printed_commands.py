@@ -104,7 +104,7 @@ def test_each_way_out_of_a_refusal_runs_as_printed(
     capsys.readouterr()
     ways = [_run(["run", "flow.py:wf", "--run-id", r, "--resume", "--input", "approve=yes"], 2, capsys) for r in ids]
     assert [len(w) for w in ways] == [3, 3, 3]  # rerun, rebase, restart
-    for k, (run_id, value) in enumerate(zip(ids, ["30", "20", "30"])):  # the rebase keeps prep's 2
+    for k, (run_id, value) in enumerate(zip(ids, ["30", "20", "30"], strict=True)):  # the rebase keeps prep's 2
         words = ways[k][k]
         assert words[words.index("--run-id") + 1] == run_id
         assert main(words) == 0, (words, capsys.readouterr().err)

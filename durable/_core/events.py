@@ -110,14 +110,6 @@ class StepFailed(OperationEvent):
     max_attempts: int = 1
 
 
-def try_said(event: StepRetried | StepFailed) -> str:
-    """`try 1 of 3` (of the call's budget), and the run's count when
-    earlier calls made tries too (`try 1 of 3, try 4 of the run`): "try 4"
-    alone, with `retries=2`, read as a budget overrun."""
-    said = f"try {event.call_attempt + 1} of {event.max_attempts}"
-    return said if event.attempt == event.call_attempt else f"{said}, try {event.attempt + 1} of the run"
-
-
 @dataclass(frozen=True)
 class BlockProgress(Event):
     """Where a `loop_over` block stands: sent when it starts (`done` counts
