@@ -37,6 +37,8 @@ def wf(n: int) -> int:
     return check(a) if durable.wait_for("approve") else -1
 """
 
+pytestmark = pytest.mark.slow  # the command line in process, a second or two: the same on every Python
+
 LABELS = (
     "continue with: ", "run it with: ", "fix the cause, then: ", "runs again only afresh, with: ",
     "re-run from the first change: ", "continue with the old records: ", "start fresh: ",
