@@ -1,5 +1,7 @@
 """Every next-command line the CLI prints runs as printed (VALUE filled
-in). `durable fork --at` of the `wait_for` a suspended run stopped at (or
+in): `continue with:` (of `run` and `show`), `run it with:` (`fork`),
+`fix the cause, then:`, a cancelled run's and `restart it with:`'s
+restart, and the ways out of a refusal. `durable fork --at` of the `wait_for` a suspended run stopped at (or
 of a position before it) printed `run it with: ... --resume` without the
 `--input` that answers it: typed as printed, the fork stopped at that wait
 again (exit 3), since a suspended attempt writes no plan naming its wait."""
@@ -41,7 +43,7 @@ pytestmark = pytest.mark.slow  # the command line in process, a second or two: t
 
 LABELS = (
     "continue with: ", "run it with: ", "fix the cause, then: ", "runs again only afresh, with: ",
-    "re-run from the first change: ", "continue with the old records: ", "start fresh: ",
+    "re-run from the first change: ", "continue with the old records: ", "start fresh: ", "restart it with: ",
 )  # fmt: skip
 
 
@@ -72,6 +74,7 @@ def test_each_printed_next_command_runs_as_printed(
     lines += _run(["fork", "r1", "--at", "1", "--new-run-id", "f1"], 0, capsys)  # at the wait
     lines += _run(["fork", "r1", "--at", "0", "--new-run-id", "f0"], 0, capsys)  # before it
     lines += _run(["show", "f1"], 0, capsys)
+    lines += _run(["run", "flow.py:wf", "--run-id", "r1", "--restart"], 2, capsys)  # n: the recorded one
     assert main(["run", "flow.py:wf", "--var", "n=1", "--run-id", "c1"]) == 3
     assert main(["cancel", "c1"]) == 0
     capsys.readouterr()
@@ -82,7 +85,7 @@ def test_each_printed_next_command_runs_as_printed(
     lines += _run(["run", "flow.py:wf", "--run-id", "b1", "--resume", "--input", "approve=yes"], 1, capsys)
     (tmp_path / "broken").unlink()  # the cause fixed
     runs = [w[w.index("--run-id") + 1] for w in lines]
-    assert runs == ["r1", "f1", "f0", "f1", "c1", "b1"]
+    assert runs == ["r1", "f1", "f0", "f1", "r1", "c1", "b1"]
     for words in lines:
         if "--restart" in words:  # afresh: its wait asks again, and says how to answer it
             [words] = _run(words, 3, capsys)
