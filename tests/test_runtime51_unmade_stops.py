@@ -91,3 +91,23 @@ def test_a_run_whose_child_was_cancelled_runs_the_edited_code(tmp_path: Path) ->
     kid.delete(kid.runs()[0].run_id)  # then the parent runs it afresh
     assert make(2).resume("p").value == 3
     assert ran == ["own", "own", "after2"]
+
+
+def test_a_completed_run_called_while_an_error_is_handled_keeps_its_definition(tmp_path: Path) -> None:
+    """Its body's end is no stop short, whatever `sys.exc_info()` shows of
+    the caller's `except` block: the value it returned is its code's."""
+    store = durable.open_store(str(tmp_path / "store"))
+
+    def make(v: int) -> durable.Workflow[..., int]:
+        @durable.workflow(name="wf", store=store, run_id="r1")
+        def wf() -> int:
+            return v  # no step: nothing recorded but its value
+
+        return wf
+
+    try:
+        raise KeyError("handled by the caller")
+    except KeyError:
+        assert make(1)() == 1
+    with pytest.raises(durable.DefinitionChangedError):
+        make(2)()

@@ -184,14 +184,14 @@ def refused(
     write_manifest(store, before)
 
 
-def made_nothing(manifest: RunRecord, ended: BaseException | None, records: Any, items: Any, timers: Any) -> None:
-    """A run that stops short (`ended`: failed, interrupted, suspended at
-    its first `wait_for`, cancelled) holding no record, no loop item and no
-    timer has nothing other code could replay stale: flagged `UNMADE`, the
-    fixed or edited code runs it rather than being refused (`start` clears
-    the flag: an attempt that records keeps its definition). A completed
-    run keeps its definition: its return value is what that code made."""
-    if ended is not None and not (len(records) or items or timers):
+def made_nothing(manifest: RunRecord, records: Any, items: Any, timers: Any) -> None:
+    """A run that stops short (failed, interrupted, suspended at its first
+    `wait_for`, cancelled) holding no record, no loop item and no timer has
+    nothing other code could replay stale: flagged `UNMADE`, the fixed or
+    edited code runs it rather than being refused (`start` clears the
+    flag: an attempt that records keeps its definition). Never a completed
+    run: its return value is what its code made."""
+    if not (len(records) or items or timers):
         manifest.extra[UNMADE] = True
 
 

@@ -180,9 +180,11 @@ def run_locked(
     try:
         try:
             value = yield from _body(flow, bound, ctx)
+        except BaseException:  # however it stops short (not sys.exc_info(): a caller's shows there)
+            lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
+            raise
         finally:  # what a resume (`records_kept`) and history must find again
             note(manifest.extra, ctx.records, sys.exc_info()[1], level)
-            lifecycle.made_nothing(manifest, sys.exc_info()[1], ctx.records, ctx.items, ctx.timers)
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
