@@ -151,7 +151,9 @@ def describe(url: str, verify: str, store: Store | None) -> dict[str, Any] | Non
     kind, size, mtime = head
     digest = None
     if kind == "file":
-        digest = src.sha256(path) if verify == "digest" else None
+        # An mtime the location does not tell (HTTP, FTP): its content is
+        # what tells a rewrite, as under "digest" (`_state` compares it).
+        digest = src.sha256(path) if verify == "digest" or mtime is None else None
     else:
         entries = src.walk(path)
         size = sum(e.size for e in entries)
@@ -165,7 +167,7 @@ def _folder_digest(src: _Local | _Remote, path: str, entries: list[_Entry], veri
     # added, removed, renamed or rewritten changes it.
     h = hashlib.sha256()
     for e in entries:
-        mark = src.sha256(path, e.rel) if verify == "digest" else repr(e.mtime)
+        mark = src.sha256(path, e.rel) if verify == "digest" or e.mtime is None else repr(e.mtime)
         h.update(f"{e.rel}\0{e.size}\0{mark}\n".encode())
     return h.hexdigest()
 
@@ -192,8 +194,10 @@ def _state(entry: dict[str, Any], store: Store | None) -> str:
     if kind == "file":
         if size != entry["size"]:
             return "changed"
-        if verify == "mtime":
+        if verify == "mtime" and mtime is not None and entry["mtime"] is not None:
             return "present" if mtime == entry["mtime"] else "changed"
+        # Unknown then or now: None == None is no sameness. Its content
+        # decides (a record that kept none is changed: fail closed).
     now = describe(entry["url"], verify, store)
     if now is None:
         return "missing"
