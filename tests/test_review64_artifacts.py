@@ -62,3 +62,36 @@ def test_unknown_mtime_is_checked_by_content(tmp_path: Path, served: tuple[Path,
     (folder / "out.txt").write_text("bbbb")  # same size, other content
     assert wf("aaaa") == "AAAA"
     assert ran == ["aaaa", "aaaa"]  # the step ran again (it replayed, for "bbbb", before)
+
+
+def test_a_folder_linked_into_an_artifact_counts_by_what_it_holds(tmp_path: Path) -> None:
+    """A folder a step links into the folder it registers (`out/data ->
+    ../shared`) was passed over by the walk, which followed links to files
+    only: what changed there, or the link removed, was not seen."""
+    shared, out = tmp_path / "shared", tmp_path / "out"
+    ran: list[str] = []
+
+    @durable.step
+    def make(text: str) -> str:
+        ran.append(text)
+        shared.mkdir(exist_ok=True)
+        (shared / "x.txt").write_text(text)
+        out.mkdir(exist_ok=True)
+        for link, target in (("data", shared), ("loop", out)):  # a loop is walked once
+            if not (out / link).is_symlink():
+                (out / link).symlink_to(target, target_is_directory=True)
+        durable.artifact(out)
+        return text.upper()
+
+    @durable.workflow(store=str(tmp_path / "store"), run_id="linked")
+    def wf(text: str) -> str:
+        return make(text)
+
+    assert wf("aaaa") == "AAAA"
+    assert wf("aaaa") == "AAAA"
+    (shared / "x.txt").write_text("bbbb")  # through the link
+    assert wf("aaaa") == "AAAA"
+    assert ran == ["aaaa", "aaaa"]  # ["aaaa"] before: replayed
+    (out / "data").unlink()
+    assert wf("aaaa") == "AAAA"
+    assert ran == ["aaaa"] * 3

@@ -61,16 +61,23 @@ class _Local:
 
     def walk(self, path: str) -> list[_Entry]:
         out: list[_Entry] = []
-        self._scan(path, "", out)
+        self._scan(path, "", out, frozenset({os.path.realpath(path)}))
         return sorted(out, key=lambda e: e.rel)
 
-    def _scan(self, folder: str, prefix: str, out: list[_Entry]) -> None:
+    def _scan(self, folder: str, prefix: str, out: list[_Entry], above: frozenset[str]) -> None:
         # scandir hands back the stat it already has: one syscall per file.
         with os.scandir(folder) as entries:
             for entry in entries:
                 rel = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
-                    self._scan(entry.path, rel + "/", out)
+                    self._scan(entry.path, rel + "/", out, above)
+                elif entry.is_symlink() and entry.is_dir():
+                    # A folder linked in holds the artifact's content as a file
+                    # linked in does (followed): passed over, a change there was
+                    # never seen. One into a folder walked already is counted there.
+                    real = os.path.realpath(entry.path)
+                    if not any(real == a or real.startswith(a + os.sep) for a in above):
+                        self._scan(entry.path, rel + "/", out, above | {real})
                 elif entry.is_file():
                     st = entry.stat()
                     out.append(_Entry(rel, st.st_size, st.st_mtime))
