@@ -37,7 +37,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base's name)
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
