@@ -26,7 +26,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     folder.mkdir()
     handler = functools.partial(_Quiet, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield folder, f"http://127.0.0.1:{server.server_address[1]}"
@@ -41,6 +41,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow  # aiohttp (fsspec's http) imported: about a second
 def test_unknown_mtime_is_checked_by_content(tmp_path: Path, served: tuple[Path, str]) -> None:
     folder, base = served
     ran: list[str] = []
