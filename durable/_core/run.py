@@ -207,17 +207,17 @@ def run_locked(
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
             finish(store, manifest, "failed", error=error_summary(e))
         else:
-            refused(store, before, manifest, e, ctx.records, level)
+            refused(store, before, manifest, e, ctx, level)
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
-        lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
+        lifecycle.made_nothing(manifest, ctx)
         finish(store, manifest, "failed", error=error_summary(raised(e)))
         notify.run_failed(ctx, raised(e))
         _untaken(ctx, "failed", caller, bound)
         raise
     except BaseException as e:
-        lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
+        lifecycle.made_nothing(manifest, ctx)
         finish(store, manifest, "interrupted", error=error_summary(e))
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)
