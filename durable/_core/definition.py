@@ -99,9 +99,10 @@ def _what(parts: Mapping[str, str] | None) -> dict[str, str]:
 
 
 # Marks a run whose attempts were all refused, failed, interrupted,
-# suspended or cancelled before recording anything (`lifecycle.refused`, `lifecycle.made_nothing`): no
-# code made it, so the definition its manifest names is not its own, and
-# other code (put back, or fixed) runs it. `start` clears it.
+# suspended or cancelled before recording anything (`lifecycle.refused`,
+# `lifecycle.made_nothing`): no code made it, so the definition its manifest
+# names is not its own, and other code (put back, or fixed) runs it. `start`
+# clears it.
 UNMADE = "unmade"
 
 

@@ -20,6 +20,7 @@ from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
 from ..errors import DefinitionChangedError, LeaseLostError, SerializationError, StorageError
 from .arguments import at_default, encode_arguments
+from .context import RunState
 from .definition import UNMADE, Definition
 from .killed import KEY as KILLED
 from .rules import KEY as RULES
@@ -156,7 +157,7 @@ def finish(
 
 
 def refused(
-    store: Store, before: RunRecord | None, manifest: RunRecord, error: BaseException, records: Any, level: str
+    store: Store, before: RunRecord | None, manifest: RunRecord, error: BaseException, ctx: RunState, level: str
 ) -> None:
     """A refused attempt's end: the run as it found it (arguments, status: a
     suspended run still awaits its answer), its records noted. A run found
@@ -169,13 +170,12 @@ def refused(
     `made_nothing` flags a run that stopped so); one that
     did keeps the definition that made its records, found by `start`."""
     if before is None or before.extra.get(UNMADE):
-        if not len(records):
-            manifest.extra[UNMADE] = True
+        made_nothing(manifest, ctx)
         finish(store, manifest, "failed", error=error_summary(error))
         return
     synced = store.end_run(manifest.workflow, manifest.run_id)
     before.extra.pop(REFUSED, None)  # its code ran (or no longer refuses it): this refusal is its own
-    note(before.extra, records, error, level)  # a rerun may have dropped some
+    note(before.extra, ctx.records, error, level)  # a rerun may have dropped some
     note_synced(before.extra, synced)
     if before.status == "running":
         before.status, before.error = "failed", error_summary(error)
@@ -184,14 +184,17 @@ def refused(
     write_manifest(store, before)
 
 
-def made_nothing(manifest: RunRecord, records: Any, items: Any, timers: Any) -> None:
-    """A run that stops short (failed, interrupted, suspended at its first
-    `wait_for`, cancelled) holding no record, no loop item and no timer has
-    nothing other code could replay stale: flagged `UNMADE`, the fixed or
-    edited code runs it rather than being refused (`start` clears the
-    flag: an attempt that records keeps its definition). Never a completed
-    run: its return value is what its code made."""
-    if not (len(records) or items or timers):
+def made_nothing(manifest: RunRecord, ctx: RunState) -> None:
+    """A run that stops short (failed, interrupted, refused, suspended at
+    its first `wait_for`, cancelled) holding no record, no loop item (read
+    at its start, or kept by this attempt) and no timer has nothing other
+    code could replay stale: flagged `UNMADE`, the fixed or edited code
+    runs it rather than being refused (`start` clears the flag: an attempt
+    that records keeps its definition). Never a completed run: its return
+    value is what its code made. The one rule of every end: a refusal
+    counted records alone, and the items a failed attempt kept were
+    counted by neither, so edited code ran them again unrefused."""
+    if not (len(ctx.records) or ctx.items or ctx.kept_items or ctx.timers):
         manifest.extra[UNMADE] = True
 
 

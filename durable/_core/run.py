@@ -181,7 +181,7 @@ def run_locked(
         try:
             value = yield from _body(flow, bound, ctx)
         except BaseException:  # however it stops short (not sys.exc_info(): a caller's shows there)
-            lifecycle.made_nothing(manifest, ctx.records, ctx.items, ctx.timers)
+            lifecycle.made_nothing(manifest, ctx)
             raise
         finally:  # what a resume (`records_kept`) and history must find again
             note(manifest.extra, ctx.records, sys.exc_info()[1], level)
@@ -210,7 +210,7 @@ def run_locked(
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
             finish(store, manifest, "failed", error=error_summary(e))
         else:
-            refused(store, before, manifest, e, ctx.records, level)
+            refused(store, before, manifest, e, ctx, level)
         notify.run_failed(ctx, e)
         raise
     except Exception as e:

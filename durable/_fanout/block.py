@@ -239,6 +239,7 @@ class Block:
         rec.extra["index"] = index
         keep_item(self.ctx, self.pos, index, rec)
         self.saved.append(index)
+        self.ctx.kept_items += 1  # the run is made by this code now (`lifecycle.made_nothing`)
 
     def between_items(self) -> None:
         """An item is a boundary, checkpointed or not, as an operation is

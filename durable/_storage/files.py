@@ -61,16 +61,23 @@ class _Local:
 
     def walk(self, path: str) -> list[_Entry]:
         out: list[_Entry] = []
-        self._scan(path, "", out)
+        self._scan(path, "", out, frozenset({os.path.realpath(path)}))
         return sorted(out, key=lambda e: e.rel)
 
-    def _scan(self, folder: str, prefix: str, out: list[_Entry]) -> None:
+    def _scan(self, folder: str, prefix: str, out: list[_Entry], above: frozenset[str]) -> None:
         # scandir hands back the stat it already has: one syscall per file.
         with os.scandir(folder) as entries:
             for entry in entries:
                 rel = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
-                    self._scan(entry.path, rel + "/", out)
+                    self._scan(entry.path, rel + "/", out, above)
+                elif entry.is_symlink() and entry.is_dir():
+                    # A folder linked in holds the artifact's content as a file
+                    # linked in does (followed): passed over, a change there was
+                    # never seen. One into a folder walked already is counted there.
+                    real = os.path.realpath(entry.path)
+                    if not any(real == a or real.startswith(a + os.sep) for a in above):
+                        self._scan(entry.path, rel + "/", out, above | {real})
                 elif entry.is_file():
                     st = entry.stat()
                     out.append(_Entry(rel, st.st_size, st.st_mtime))
@@ -151,7 +158,9 @@ def describe(url: str, verify: str, store: Store | None) -> dict[str, Any] | Non
     kind, size, mtime = head
     digest = None
     if kind == "file":
-        digest = src.sha256(path) if verify == "digest" else None
+        # An mtime the location does not tell (HTTP, FTP): its content is
+        # what tells a rewrite, as under "digest" (`_state` compares it).
+        digest = src.sha256(path) if verify == "digest" or mtime is None else None
     else:
         entries = src.walk(path)
         size = sum(e.size for e in entries)
@@ -165,7 +174,7 @@ def _folder_digest(src: _Local | _Remote, path: str, entries: list[_Entry], veri
     # added, removed, renamed or rewritten changes it.
     h = hashlib.sha256()
     for e in entries:
-        mark = src.sha256(path, e.rel) if verify == "digest" else repr(e.mtime)
+        mark = src.sha256(path, e.rel) if verify == "digest" or e.mtime is None else repr(e.mtime)
         h.update(f"{e.rel}\0{e.size}\0{mark}\n".encode())
     return h.hexdigest()
 
@@ -192,8 +201,10 @@ def _state(entry: dict[str, Any], store: Store | None) -> str:
     if kind == "file":
         if size != entry["size"]:
             return "changed"
-        if verify == "mtime":
+        if verify == "mtime" and mtime is not None and entry["mtime"] is not None:
             return "present" if mtime == entry["mtime"] else "changed"
+        # Unknown then or now: None == None is no sameness. Its content
+        # decides (a record that kept none is changed: fail closed).
     now = describe(entry["url"], verify, store)
     if now is None:
         return "missing"
