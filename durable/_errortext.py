@@ -168,6 +168,15 @@ def stamp(t: float) -> str:
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def try_said(attempt: int, of_call: int, allowed: int) -> str:
+    """A failed try as a retry's message numbers it (each 0 first):
+    `try 1 of 3` of the call's budget, and the run's count when earlier
+    calls made tries too (`try 1 of 3, try 4 of the run`): "try 4" alone,
+    with `retries=2`, read as a budget overrun (`StepRetried`'s fields)."""
+    said = f"try {of_call + 1} of {allowed}"
+    return said if attempt == of_call else f"{said}, try {attempt + 1} of the run"
+
+
 def duration(seconds: float | None) -> str:
     """A span of time as people read it: `10ms`, `1.50s`, `2m05s`, `1h03m`
     (a retry's delay of 0.01 s printed with one decimal read `0.0s`)."""

@@ -109,6 +109,6 @@ def test_durable_run_says_when_a_step_waits_to_try_again(
     assert main(["--store", str(tmp_path / "s"), "run", "retried.py:job", "--run-id", "j"]) == 0
     said = capsys.readouterr().err
     assert (
-        "  [0] upload failed on try 1 (ConnectionError: bucket timed out); retrying in 10ms\n"
+        "  [0] upload failed on try 1 of 2 (ConnectionError: bucket timed out); retrying in 10ms\n"
         "  [0] upload executed\n"
     ) in said, said

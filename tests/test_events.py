@@ -161,7 +161,7 @@ def test_a_retry_is_logged_at_warning_when_the_logger_shows_info(
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warned == [
         "run r: step 0 'test_a_retry_is_logged_at_warning_when_the_logger_shows_info.flaky'"
-        " failed on try 1 (ConnectionError: bucket timed out); retrying in 10ms"
+        " failed on try 1 of 2 (ConnectionError: bucket timed out); retrying in 10ms"
     ]
 
 
@@ -186,7 +186,7 @@ def test_a_loop_over_items_retry_is_logged_too(
         assert wf() == [0, 1, 2]
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warned == [
-        "run r: loop 0 'items item 1' failed on try 1 (ConnectionError: bucket timed out);"
+        "run r: loop 0 'items item 1' failed on try 1 of 2 (ConnectionError: bucket timed out);"
         " retrying in 1.50s"
     ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import json
 import math
@@ -98,7 +99,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
             s.kind,
             s.name + (f" (run {s.child})" if s.child else ""),
             s.status,
-            str(s.attempts),
+            tries_cell(info, s),
             duration(s.duration),
             cell(said),
         ]
@@ -109,6 +110,18 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
         f"  {s.position}  {a.get('url')}  {a.get('state')}" for s in steps for a in s.artifacts
     ]
     return "\n".join([*head, "", body, *(["", "artifacts", *files] if files else [])])
+
+
+def tries_cell(info: RunInfo, s: StepInfo) -> str:
+    """A step's tries, and when more than one attempt of the run made some,
+    how many each made (`6 (3+3)`): each call has a retry budget of its
+    own, and "6" alone, with `retries=2`, read as a budget overrun."""
+    cuts = sorted(at for at, _ in info.resumes)
+    made = [bisect.bisect_right(cuts, f.at) for f in s.failures]
+    if s.attempts > len(s.failures):  # the try that returned: its attempt's
+        made.append(bisect.bisect_right(cuts, s.ended or s.started or math.inf))
+    counts = [made.count(k) for k in sorted(set(made))]
+    return str(s.attempts) if len(counts) < 2 else f"{s.attempts} ({'+'.join(map(str, counts))})"
 
 
 def shown_rows(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None) -> list[tuple[StepInfo, str]]:

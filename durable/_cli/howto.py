@@ -96,16 +96,22 @@ def in_session(workflow: str, run_id: str, given: str = "") -> str:
 
 
 def input_at(store: Store, workflow: str, run_id: str, position: int | None) -> str | None:
-    """The input a forked run's first position waits for (`durable fork
-    --at` of a `wait_for`, to answer it again), as its last attempt's plan
-    says; None for another kind of position."""
+    """The input a forked run's resume waits for first, to answer in the
+    line that runs it: its first position's (`durable fork --at` of a
+    `wait_for`, answered again), as the source's last completed attempt's
+    plan says; else the unanswered one its source was suspended at, which
+    no plan names (a suspended attempt writes none), and which a fork at
+    or before it reaches: without `--input` the line printed stopped there
+    again. None when neither is a wait."""
     try:
-        plan = runs.read_manifest(store, workflow, run_id).plan or []
+        manifest = runs.read_manifest(store, workflow, run_id)
     except DurableError:
         return None
+    plan = manifest.plan or []
     entry = plan[position] if position is not None and 0 <= position < len(plan) else None
-    named = isinstance(entry, list) and len(entry) > 1 and entry[0] == "input" and isinstance(entry[1], str)
-    return entry[1] if named else None  # type: ignore[index]
+    if isinstance(entry, list) and len(entry) > 1 and entry[0] == "input" and isinstance(entry[1], str):
+        return entry[1]
+    return waited_input(manifest.extra.get("source_reason"))
 
 
 def run_line(durable: str, found: str | None, workflow: str, run_id: str, flags: str) -> str:

@@ -14,7 +14,7 @@ from .._api.chosen import made_note
 from .._api.naming import started_other_way
 from .._api.signals import stop_on_signals
 from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
-from .._errortext import id_word, program, shell_words
+from .._errortext import id_word, program, shell_words, try_said
 from .._manage.runs import list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
 from .._storage.keys import check_key_part
@@ -158,8 +158,9 @@ def _print_operations(report: Report) -> Callable[[], None]:
         if isinstance(event, RunWaiting) and event.run_id == run_id:
             print(waiting_line(event, report.durable), file=sys.stderr, flush=True)
         if isinstance(event, StepRetried) and event.run_id == run_id:  # a silent delay looked hung
-            print(f"  [{event.position}] {event.name} failed on try {event.attempt + 1} "
-                  f"({event.error}); retrying in {duration(event.delay)}", file=sys.stderr, flush=True)  # fmt: skip
+            tried = try_said(event.attempt, event.call_attempt, event.max_attempts)
+            print(f"  [{event.position}] {event.name} failed on {tried} ({event.error}); retrying in "
+                  f"{duration(event.delay)}", file=sys.stderr, flush=True)  # fmt: skip
         # A child run's own operations are left out: its position in this run says it.
         if event.run_id == run_id and isinstance(event, (StepExecuted, StepReplayed)):
             print(operation_line(event), file=sys.stderr, flush=True)

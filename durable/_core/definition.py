@@ -98,10 +98,11 @@ def _what(parts: Mapping[str, str] | None) -> dict[str, str]:
     return {k: v for k, v in (parts or {}).items() if k != IDENTITY and not k.startswith(SAID)}
 
 
-# Marks a run whose attempts were all refused, failed or interrupted before
-# recording anything (`lifecycle.refused`, `lifecycle.made_nothing`): no
-# code made it, so the definition its manifest names is not its own, and
-# other code (put back, or fixed) runs it. `start` clears it.
+# Marks a run whose attempts were all refused, failed, interrupted,
+# suspended or cancelled before recording anything (`lifecycle.refused`,
+# `lifecycle.made_nothing`): no code made it, so the definition its manifest
+# names is not its own, and other code (put back, or fixed) runs it. `start`
+# clears it.
 UNMADE = "unmade"
 
 

@@ -86,19 +86,28 @@ class StepReplayed(OperationEvent):
 
 @dataclass(frozen=True)
 class StepRetried(OperationEvent):
-    """Try `attempt` failed with `error`; the next try starts after `delay` s."""
+    """Try `attempt` failed with `error`; the next try starts after `delay` s.
+    `attempt` counts the run's tries at the position, earlier calls' too;
+    `call_attempt` (0 first) is the try of this call's retry budget, which
+    allows `max_attempts` (`retries` + 1): a call after one that gave up
+    starts a budget of its own, one resumed after a crash goes on with its."""
 
     error: str = ""
     delay: float = 0.0
     exception: BaseException | None = field(default=None, compare=False, repr=False)
+    call_attempt: int = 0
+    max_attempts: int = 1
 
 
 @dataclass(frozen=True)
 class StepFailed(OperationEvent):
-    """Try `attempt` failed with `error` and no try follows."""
+    """Try `attempt` failed with `error` and no try follows (`call_attempt`
+    and `max_attempts` as `StepRetried`'s)."""
 
     error: str = ""
     exception: BaseException | None = field(default=None, compare=False, repr=False)
+    call_attempt: int = 0
+    max_attempts: int = 1
 
 
 @dataclass(frozen=True)

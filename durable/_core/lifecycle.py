@@ -167,7 +167,7 @@ def refused(
     ends `failed` with the refusal, the deaths this attempt counted kept
     (`killed.count_killed` keeps them past a refusal). If no attempt
     recorded anything, the code refused made none of it (`UNMADE`, as
-    `made_nothing` flags a run failed so); one that
+    `made_nothing` flags a run that stopped so); one that
     did keeps the definition that made its records, found by `start`."""
     if before is None or before.extra.get(UNMADE):
         made_nothing(manifest, ctx)
@@ -185,13 +185,15 @@ def refused(
 
 
 def made_nothing(manifest: RunRecord, ctx: RunState) -> None:
-    """A run that ends (failed, interrupted, refused) holding no record, no
-    loop item (read at its start, or kept by this attempt) and no timer
-    has nothing other code could replay stale: flagged `UNMADE`, the fixed
-    code runs it rather than being refused (`start` clears the flag: an
-    attempt that records keeps its definition). The one rule of both ends:
-    a refusal counted records alone, and the items a failed attempt kept
-    were counted by neither, so edited code ran them again unrefused."""
+    """A run that stops short (failed, interrupted, refused, suspended at
+    its first `wait_for`, cancelled) holding no record, no loop item (read
+    at its start, or kept by this attempt) and no timer has nothing other
+    code could replay stale: flagged `UNMADE`, the fixed or edited code
+    runs it rather than being refused (`start` clears the flag: an attempt
+    that records keeps its definition). Never a completed run: its return
+    value is what its code made. The one rule of every end: a refusal
+    counted records alone, and the items a failed attempt kept were
+    counted by neither, so edited code ran them again unrefused."""
     if not (len(ctx.records) or ctx.items or ctx.kept_items or ctx.timers):
         manifest.extra[UNMADE] = True
 

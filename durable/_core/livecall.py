@@ -159,7 +159,8 @@ class Tries:
             ctx, pos, failures, name=spec.name, started=started, given_up=ended, extra=kept, call=call
         )
         tried = len(failures) - 1  # counting the tries of earlier attempts of the run
-        notify.failed(ctx, pos, spec.name, self.live.fp, tried, exc, started=started, retry_in=wait)
+        budget = (n, self.policy.retries + 1)  # n: of this call's budget (`retrying`'s count)
+        notify.failed(ctx, pos, spec.name, self.live.fp, tried, exc, started=started, retry_in=wait, of_call=budget)
         return wait
 
     def finish(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from .._errortext import duration, warn
+from .._errortext import duration, try_said, warn
 from .._settings import setting, when_configured
 from ..errors import ConfigurationError
 from . import events
@@ -61,6 +61,10 @@ def _step_line(event: events.OperationEvent) -> str:
     return f"run {event.run_id}: {event.kind} {event.position} {event.name!r}"
 
 
+def _tried(event: events.StepRetried | events.StepFailed) -> str:
+    return try_said(event.attempt, event.call_attempt, event.max_attempts)
+
+
 def _run_started(event: events.RunStarted) -> None:
     if event.resumed and event.replayed:
         start = "the end" if event.resume_position is None else f"step {event.resume_position + 1}"
@@ -76,11 +80,11 @@ def _run_started(event: events.RunStarted) -> None:
 def _operation(event: events.Event) -> None:
     if isinstance(event, events.StepRetried):
         logger.warning(
-            "%s failed on try %d (%s); retrying in %s",
-            _step_line(event), event.attempt + 1, event.error, duration(event.delay),
+            "%s failed on %s (%s); retrying in %s",
+            _step_line(event), _tried(event), event.error, duration(event.delay),
         )  # fmt: skip
     elif isinstance(event, events.StepFailed):
-        logger.debug("%s failed on try %d: %s", _step_line(event), event.attempt + 1, event.error)
+        logger.debug("%s failed on %s: %s", _step_line(event), _tried(event), event.error)
     elif isinstance(event, events.StepExecuted):
         logger.debug("%s executed in %.3fs", _step_line(event), event.duration)
     elif isinstance(event, events.StepReplayed):

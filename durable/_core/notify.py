@@ -111,9 +111,11 @@ def failed(
     started: float,
     retry_in: float | None = None,
     kind: str = "step",
+    of_call: tuple[int, int] = (0, 1),
 ) -> None:
-    """Try `attempt` at pos raised exc; `retry_in` seconds until the next
-    try, None when none follows. A retry is always told: it is logged at
+    """Try `attempt` at pos (the run's count) raised exc; `of_call`: that
+    try of the call's budget (0 first) and the tries the budget allows;
+    `retry_in` seconds until the next try, None when none follows. A retry is always told: it is logged at
     WARNING, which a logger at INFO shows without asking for every step,
     and a failed try already costs more than building its event."""
     if not ctx.watched and retry_in is None:
@@ -128,6 +130,8 @@ def failed(
         "kind": kind,
         "error": error_text(exc),
         "exception": exc,
+        "call_attempt": of_call[0],
+        "max_attempts": of_call[1],
     }
     if retry_in is None:
         events.emit(events.StepFailed(ctx.run_id, ctx.workflow, **common))

@@ -180,6 +180,9 @@ def run_locked(
     try:
         try:
             value = yield from _body(flow, bound, ctx)
+        except BaseException:  # however it stops short (not sys.exc_info(): a caller's shows there)
+            lifecycle.made_nothing(manifest, ctx)
+            raise
         finally:  # what a resume (`records_kept`) and history must find again
             note(manifest.extra, ctx.records, sys.exc_info()[1], level)
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
@@ -211,13 +214,11 @@ def run_locked(
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
-        lifecycle.made_nothing(manifest, ctx)
         finish(store, manifest, "failed", error=error_summary(raised(e)))
         notify.run_failed(ctx, raised(e))
         _untaken(ctx, "failed", caller, bound)
         raise
     except BaseException as e:
-        lifecycle.made_nothing(manifest, ctx)
         finish(store, manifest, "interrupted", error=error_summary(e))
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)

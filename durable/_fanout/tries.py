@@ -202,7 +202,10 @@ class KeptTries(Tries):
         # an item's retries passed without a word. Numbered in the run: the
         # new budget's count said "try 1" of a resume's first failed try.
         name, tried = f"{self.label} item {index}", self._numbered(index)
-        notify.failed(self.ctx, self.pos, name, self.fp, tried, exc, started=0.0, retry_in=wait, kind="loop")
+        budget = (self.used.get(index, 0), self.policies.get(index, self.policy).retries + 1)
+        notify.failed(
+            self.ctx, self.pos, name, self.fp, tried, exc, started=0.0, retry_in=wait, kind="loop", of_call=budget
+        )
 
     def look(self) -> Look:
         return cancel.look(self.ctx)

@@ -49,7 +49,9 @@ def importable(module: object) -> str | None:
     spawn worker's `__mp_main__`): `python -m pkg.flow`'s spec names it;
     `python flow.py` (or `durable run flow.py:wf`) is `flow` when its folder
     is on `sys.path` (the script's own folder is) and `flow` is a name an
-    import can spell. None when it cannot be told: the script's functions
+    import can spell; `python pkg/flow.py` is `pkg.flow` when `pkg` is a
+    package (`__init__.py`) whose folder's parent is on `sys.path`, as
+    `import pkg.flow` names it. None when it cannot be told: the script's functions
     then keep an identity no import gives (`flow.py:wf`), so a run of
     theirs is never replayed as another module's."""
     main = sys.modules.get(module) if module in _SCRIPT_MODULES else None
@@ -63,12 +65,28 @@ def importable(module: object) -> str | None:
 @functools.lru_cache(maxsize=64)
 def _importable(file: str, spec: str | None, path: tuple[str, ...]) -> str | None:
     if spec and spec not in _SCRIPT_MODULES:
-        return spec if all(p.isidentifier() and not keyword.iskeyword(p) for p in spec.split(".")) else None
+        return spec if all(_spellable(p) for p in spec.split(".")) else None
     stem, ext = os.path.splitext(os.path.basename(file))
-    if ext != ".py" or not stem.isidentifier() or keyword.iskeyword(stem):
+    if ext != ".py" or not _spellable(stem):
         return None
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(file)))
-    return stem if any(os.path.realpath(p or os.curdir) == folder for p in path) else None
+    # The file's path under a `sys.path` entry, each folder between them a
+    # package (`__init__.py`): `pkg/flow.py` is `pkg.flow` as `import
+    # pkg.flow` names it, not `flow` because the script's own folder leads
+    # the path. The longest such name; none when no entry holds the file.
+    entries = {os.path.realpath(p or os.curdir) for p in path}
+    folder, parts, name = os.path.realpath(os.path.dirname(os.path.abspath(file))), [stem], None
+    while True:
+        if folder in entries:
+            name = ".".join(reversed(parts))
+        package = os.path.basename(folder)
+        if not os.path.isfile(os.path.join(folder, "__init__.py")) or not _spellable(package):
+            return name
+        parts.append(package)
+        folder = os.path.dirname(folder)
+
+
+def _spellable(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
 
 
 def _script_file(module: object) -> str | None:
