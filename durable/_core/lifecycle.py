@@ -5,7 +5,6 @@ lifecycle in `run` decides which; these say what each writes."""
 from __future__ import annotations
 
 import inspect
-import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -138,12 +137,15 @@ def finish(
     *,
     error: dict[str, str] | None = None,
     reason: str | None = None,
+    pending: BaseException | None = None,
 ) -> None:
+    """`pending`: the error the run stops with, if any (a step's, or a record
+    write's: disk full, read-only, lease lost): a manifest write failing for
+    the same cause must not hide it behind its own. Passed, not read from
+    `sys.exc_info()`: a workflow called inside a caller's `except` block sees
+    the caller's error there, and a completed run's failed status write was
+    then put on that error as a note and lost."""
     manifest.status, manifest.error, manifest.reason = status, error, reason
-    # Called while an error propagates (a step's, or a record write's: disk
-    # full, read-only, file too large, lease lost): a manifest write failing
-    # for the same cause must not hide that error behind its own.
-    pending = sys.exc_info()[1]
     try:
         # What the run wrote is durable before its status says where it ended.
         note_synced(manifest.extra, store.end_run(manifest.workflow, manifest.run_id))
@@ -171,7 +173,7 @@ def refused(
     did keeps the definition that made its records, found by `start`."""
     if before is None or before.extra.get(UNMADE):
         made_nothing(manifest, ctx)
-        finish(store, manifest, "failed", error=error_summary(error))
+        finish(store, manifest, "failed", error=error_summary(error), pending=error)
         return
     synced = store.end_run(manifest.workflow, manifest.run_id)
     before.extra.pop(REFUSED, None)  # its code ran (or no longer refuses it): this refusal is its own
@@ -209,7 +211,7 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
             advice=f"{plain_data(store.allow_pickle)} from the workflow. The steps' "
             "records are intact: fix it and call again, the finished steps replay.",
         )  # fmt: skip
-        finish(store, manifest, "failed", error=error_summary(err))
+        finish(store, manifest, "failed", error=error_summary(err), pending=e)
         raise err from e
     # Over the blob threshold the value goes to a blob, as a step output does.
     where = (manifest.workflow, manifest.run_id)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -178,27 +177,29 @@ def run_locked(
     fp = definition.fingerprint
     notify.begin(ctx, before, policy=policy, fingerprint=fp, started=started, parent=parent)
     try:
+        stopped: BaseException | None = None  # not sys.exc_info(): a caller's error shows there
         try:
             value = yield from _body(flow, bound, ctx)
-        except BaseException:  # however it stops short (not sys.exc_info(): a caller's shows there)
+        except BaseException as e:  # however it stops short
+            stopped = e
             lifecycle.made_nothing(manifest, ctx)
             raise
         finally:  # what a resume (`records_kept`) and history must find again
-            note(manifest.extra, ctx.records, sys.exc_info()[1], level)
+            note(manifest.extra, ctx.records, stopped, level)
             left_behind(flow.fn, definition, flow.definition)  # `as_left`
     except Cancelled as e:
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
             # A child run was cancelled, not this one: this run stays resumable
             # (it runs the child afresh once the child is removed).
-            finish(store, manifest, "failed", error=error_summary(e))
+            finish(store, manifest, "failed", error=error_summary(e), pending=e)
             notify.run_failed(ctx, e)
             raise
-        finish(store, manifest, "cancelled", reason="cancelled")
+        finish(store, manifest, "cancelled", reason="cancelled", pending=e)
         notify.ended(ctx, events.RunCancelled(run_id, flow.name))
         raise
     except Suspended as s:
         warn_unused(ctx, s)  # once: the runs it passes through on its way up say nothing
-        finish(store, manifest, "suspended", reason=s.reason)
+        finish(store, manifest, "suspended", reason=s.reason, pending=s)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         _name_caller(s, ctx)
         if s.run_id == run_id:  # answered by resuming this run: say how
@@ -208,18 +209,18 @@ def run_locked(
         # A damaged record is a refusal when replay reached it (`lookup`).
         damage = isinstance(e, DAMAGE) and e is not ctx.refusal
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
-            finish(store, manifest, "failed", error=error_summary(e))
+            finish(store, manifest, "failed", error=error_summary(e), pending=e)
         else:
             refused(store, before, manifest, e, ctx, level)
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
-        finish(store, manifest, "failed", error=error_summary(raised(e)))
+        finish(store, manifest, "failed", error=error_summary(raised(e)), pending=e)
         notify.run_failed(ctx, raised(e))
         _untaken(ctx, "failed", caller, bound)
         raise
     except BaseException as e:
-        finish(store, manifest, "interrupted", error=error_summary(e))
+        finish(store, manifest, "interrupted", error=error_summary(e), pending=e)
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)
         raise
