@@ -198,25 +198,35 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
             "gc needs at least one of --keep-last N, --older-than AGE or --status STATUS; "
             "it never removes everything by default"
         )
-    removed = cleanup.gc(
-        store,
-        keep_last=args.keep_last,
-        older_than=args.older_than,
-        status=args.status,
-        dry_run=args.dry_run,
-        workflow=args.workflow,
-    )
+    failed: dict[str, StorageError] = {}
+    try:
+        removed = cleanup.gc(
+            store,
+            keep_last=args.keep_last,
+            older_than=args.older_than,
+            status=args.status,
+            dry_run=args.dry_run,
+            workflow=args.workflow,
+        )
+    except cleanup.GcFailed as e:  # the others were removed: said as such, then each run left
+        removed, failed = e.removed, e.failed
     verb = "would remove" if args.dry_run else "removed"
-    if args.json:  # `removed`: what went, or with --dry-run what would go
-        print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed]}, indent=2))
+    if args.json:  # `removed`: what went, or with --dry-run what would go; `failed`: what stays, and why
+        lost = [{"workflow": n.partition("/")[0], "runId": n.partition("/")[2], "error": advised(str(e), command(args))}
+                for n, e in failed.items()]  # fmt: skip
+        print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed], "failed": lost},
+                         indent=2))  # fmt: skip
     elif removed:
         print(format.runs_table(removed))
+    for name, error in failed.items():
+        print_error(error, args.debug, 1, durable=command(args), about=f"could not remove {name}: ")
     said = f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}"
-    if where := "" if removed else not_there(store):
+    said += f"; failed to remove {len(failed)}, which stay{'s' * (len(failed) == 1)}" if failed else ""
+    if where := "" if removed or failed else not_there(store):
         note(said + where)  # no store there: a typo in --store, not a report
     else:
         print(said, file=sys.stderr)
-    return 0 if removed else nothing_there(store)
+    return 1 if failed else 0 if removed else nothing_there(store)
 
 
 def cmd_fork(args: argparse.Namespace, store: Store) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 
-from .._errortext import shell_words
+from .._errortext import near_name, shell_words
 from .._storage.base import Store
 from ..errors import RunNotFoundError
 
@@ -77,10 +77,7 @@ def unknown_workflow(store: Store, workflow: str) -> str | None:
     names = store.workflows()
     if workflow in names:
         return None
-    near = [w for w in names if w.rpartition(".")[2] == workflow]
-    import difflib
-
-    near = near or difflib.get_close_matches(workflow, names, n=1, cutoff=0.8)
+    near = near_name(workflow, names)
     mean = f"did you mean {near[0]}? " if near else ""
     return f"{mean}workflows with runs: {', '.join(names) or 'none'}"
 

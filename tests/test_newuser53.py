@@ -1,0 +1,120 @@
+"""The 53rd new-user walk, starting from what newuser52 left: `durable cache
+ls ca.embed` (the step's name as its module qualifies it) suggested
+nothing; `durable gc` stopped at the first run it failed to delete, the
+others not tried. In process: `main([...])`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import durable
+from durable._cli.main import main
+from durable._manage.runs import list_runs
+
+JOB = """\
+import durable
+
+
+@durable.step(cache=True)
+def embed(text: str) -> int:
+    with open("counts", "a") as f:
+        f.write("embed\\n")
+    return len(text)
+
+
+@durable.workflow
+def job(text: str = "a") -> int:
+    return embed(text) * 2
+"""
+
+
+@pytest.fixture
+def job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "ca.py").write_text(JOB)
+    return tmp_path
+
+
+def _counts(folder: Path) -> list[str]:
+    path = folder / "counts"
+    return path.read_text().split() if path.exists() else []
+
+
+@pytest.fixture
+def unwritable() -> Iterator[list[Path]]:
+    """Folders made unwritable: immutable for root (whom no mode stops),
+    read-only for anyone else; made writable again at the end."""
+    locked: list[Path] = []
+    yield locked
+    for folder in locked:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], check=False)
+        folder.chmod(0o755)
+
+
+def _lock(folder: Path, locked: list[Path]) -> None:
+    if os.geteuid() == 0:
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +i is not supported on this file system")
+    else:
+        folder.chmod(0o555)
+    locked.append(folder)
+
+
+def test_cache_ls_of_a_qualified_or_misspelt_step_name_says_the_one_meant(
+    job: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "no cache entries for step ca.embed in ...; steps with
+    entries: embed", the name meant left to spot (the runs are listed as
+    `ca.job`, so the step's name is typed the same way)."""
+    assert main(["run", "ca.py:job"]) == 0
+    capsys.readouterr()
+    for typed in ("ca.embed", "Embed", "embd"):
+        for verb in ("ls", "clear"):
+            assert main(["cache", verb, typed]) == 2, (verb, typed)
+            assert "did you mean embed? steps with entries: embed" in capsys.readouterr().err, (verb, typed)
+    assert main(["cache", "ls", "other"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+    assert main(["runs", "job"]) == 2  # a workflow's bare name is said as it was: the same rule
+    assert "did you mean ca.job? workflows with runs: ca.job" in capsys.readouterr().err
+    assert _counts(job) == ["embed"]
+
+
+def test_gc_goes_on_past_a_run_it_fails_to_delete(
+    job: Path, unwritable: list[Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable gc --status completed` stopped at the first run the
+    store failed to delete (exit 1, one StorageError): the runs after it
+    were not tried, those removed before it went unsaid, and `--json`
+    printed no document."""
+    store = job / "store"
+    for run_id in ("r1", "r2", "r3", "r4"):
+        assert main(["run", "ca.py:job", "--run-id", run_id]) == 0
+    capsys.readouterr()
+    _lock(store / "ca.job" / "r2", unwritable)
+    _lock(store / "ca.job" / "r4", unwritable)
+    assert main(["gc", "--status", "completed", "--json"]) == 1
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert sorted(r["runId"] for r in doc["removed"]) == ["r1", "r3"]
+    assert [(f["workflow"], f["runId"]) for f in doc["failed"]] == [("ca.job", "r4"), ("ca.job", "r2")]
+    assert all("deleting: [Errno" in f["error"] for f in doc["failed"])
+    assert "durable: could not remove ca.job/r4: " in err and "durable: could not remove ca.job/r2: " in err
+    assert sorted(i.run_id for i in list_runs(durable.open_store(store))) == ["r2", "r4"]
+    # The library: the same, as one StorageError that names each run left.
+    with pytest.raises(durable.StorageError) as e:
+        durable.gc(str(store), status="completed")
+    assert "failed to remove 2 runs (ca.job/r4, ca.job/r2)" in str(e.value)
+    assert [i.run_id for i in e.value.removed] == []  # type: ignore[attr-defined]
+    assert list(e.value.failed) == ["ca.job/r4", "ca.job/r2"]  # type: ignore[attr-defined]
+    assert main(["gc", "--status", "completed"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "removed 0 runs; failed to remove 2" in err
+    assert _counts(job) == ["embed"]
