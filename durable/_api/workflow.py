@@ -108,7 +108,7 @@ class Workflow(Steering, Generic[P, R]):
         self,
         *,
         run_id: str | Callable[..., str] | None = None,
-        store: Store | str | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
         restart: bool | None = None,
         rebase: bool | None = None,
         on_change: str | None = None,

@@ -6,6 +6,7 @@ each deleted by `runs.delete_run` under its lease."""
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Iterable
 
 from .._calls import at_callers
@@ -46,7 +47,7 @@ class GcFailed(StorageError):
 
 @at_callers
 def gc(
-    store: Store | str | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
     *,
     keep_last: int | None = None,
     older_than: float | datetime.timedelta | None = None,
