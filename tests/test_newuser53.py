@@ -5,9 +5,11 @@ others not tried. In process: `main([...])`."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,4 +119,30 @@ def test_gc_goes_on_past_a_run_it_fails_to_delete(
     assert main(["gc", "--status", "completed"]) == 1
     out, err = capsys.readouterr()
     assert out == "" and "removed 0 runs; failed to remove 2" in err
+    assert _counts(job) == ["embed"]
+
+
+def test_a_run_id_typed_in_part_names_the_run_meant(
+    job: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable show 0c91c8232941` (the part of the id `durable run`
+    made that tells it from the others) said "no run '0c91c8232941' ...;
+    `durable runs` lists its runs", the id it is part of not named; and
+    `job.resume(part)` from a module that imports the script (the workflow
+    then named `job`, its runs under `ca.job`) named none either."""
+    assert main(["run", "ca.py:job", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["runId"]
+    part = run_id.rpartition("-")[2]
+    for words in (["show", part], ["rm", part], ["fork", part[:8], "--at", "0"]):
+        assert main(words) == 2, words
+        assert f"did you mean {run_id}? " in capsys.readouterr().err, words
+    assert main(["show", "zzzz"]) == 2  # a part of no id: no guess
+    assert "did you mean" not in capsys.readouterr().err
+    monkeypatch.syspath_prepend(str(job))
+    monkeypatch.delitem(sys.modules, "ca", raising=False)
+    flow = importlib.import_module("ca")
+    monkeypatch.delitem(sys.modules, "ca")
+    with pytest.raises(durable.RunNotFoundError, match=f"Did you mean '{run_id}'\\?"):
+        flow.job.resume(part)
+    assert [i.run_id for i in list_runs(durable.open_store(job / "store"))] == [run_id]
     assert _counts(job) == ["embed"]

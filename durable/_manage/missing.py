@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 
-from .._errortext import near_name, shell_words
+from .._errortext import and_list, near_name, shell_words
 from .._storage.base import Store
 from ..errors import RunNotFoundError
 
@@ -63,11 +63,27 @@ def resembling(store: Store, workflows: list[str], run_id: str) -> str:
 
 def near_ids(run_id: str, ids: set[str]) -> list[str]:
     """The run ids `run_id` may be a misspelling of: in another case first
-    (a short id, `R1` for `r1`, is never close enough for difflib), else close."""
+    (a short id, `R1` for `r1`, is never close enough for difflib), then
+    the ids it is part of (`0c91c8232941` of `flow.job-0c91c8232941`, as a
+    commit's hash is typed in part; four characters at least: `r` is part
+    of most ids), else close."""
     import difflib  # a name not found only: every command that read runs loaded it
 
     near = sorted(i for i in ids if i.casefold() == run_id.casefold())
-    return near or difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
+    part = [] if len(run_id) < 4 else sorted(i for i in ids if run_id.casefold() in i.casefold())
+    return near or part[:3] or difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
+
+
+def near_runs(store: Store, workflow: str, run_id: str, said: str) -> str:
+    """`said`, a RunNotFoundError's text, with the ids `run_id` may be meant
+    for among the runs of the workflow and of the same function named the
+    other way (`ca.job` as a script, `job` imported: a resume continues
+    either's), and the listing named as one that shows them."""
+    kin = [w for w in store.workflows() if w == workflow or w.endswith(f".{workflow}") or workflow.endswith(f".{w}")]
+    if kin and workflow not in kin:  # `durable runs job` lists none of `ca.job`'s
+        said = said.replace(f"`durable {shell_words('runs', workflow)}`", f"`durable {shell_words('runs', kin[0])}`")
+    near = near_ids(run_id, {r for w in kin for r in store.runs(w)})
+    return f"{said} Did you mean {and_list(map(repr, near), 'or')}?" if near else said
 
 
 def unknown_workflow(store: Store, workflow: str) -> str | None:

@@ -34,7 +34,7 @@ from ..errors import (
     RunNotFoundError,
     StorageError,
 )
-from .missing import near_ids, renamed_script
+from .missing import near_runs, renamed_script
 from .missing import no_folder as no_folder
 from .missing import no_runs_of as no_runs_of
 from .reads import Head, reading_run, run_objects, summaries
@@ -216,8 +216,8 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
             "name, but its steps keep theirs, so this run resumed the other way is "
             "refused as renamed code.",
         )
-    elif near := near_ids(run_id, set(store.runs(workflow))):
-        missing.args = (f"{missing} Did you mean {and_list(map(repr, near), 'or')}?",)
+    else:
+        missing.args = (near_runs(store, workflow, run_id, str(missing)),)
     return missing
 
 
