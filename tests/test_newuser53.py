@@ -146,3 +146,23 @@ def test_a_run_id_typed_in_part_names_the_run_meant(
         flow.job.resume(part)
     assert [i.run_id for i in list_runs(durable.open_store(job / "store"))] == [run_id]
     assert _counts(job) == ["embed"]
+
+
+def test_runs_status_repeated_lists_each_status(job: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: `durable runs --status suspended --status failed` listed the
+    failed runs alone (the last --status won, silently), where `durable gc
+    --status` repeats."""
+    (job / "asks.py").write_text(
+        "import durable\n\n\n@durable.workflow\ndef asks(fail: bool = False) -> str:\n"
+        "    if fail:\n        raise ValueError('no')\n    durable.suspend('waiting')\n    return 'x'\n"
+    )  # fmt: skip
+    assert main(["run", "asks.py:asks", "--run-id", "s1"]) == 3  # suspended
+    assert main(["run", "asks.py:asks", "--run-id", "f1", "--var", "fail=true"]) == 1
+    assert main(["run", "ca.py:job", "--run-id", "c1"]) == 0
+    capsys.readouterr()
+    assert main(["runs", "--status", "suspended", "--status", "failed", "--json"]) == 0
+    assert sorted(d["runId"] for d in json.loads(capsys.readouterr().out)) == ["f1", "s1"]
+    assert main(["runs", "ca.job", "--status", "suspended", "--status", "failed"]) == 0
+    assert "durable: no suspended or failed runs of workflow ca.job in " in capsys.readouterr().err
+    assert main(["runs", "--status", "failed", "--status", "done"]) == 2
+    assert "unknown run status 'done'" in capsys.readouterr().err

@@ -71,7 +71,7 @@ def _no_runs(args: argparse.Namespace, store: Store) -> str:
     missing = runs.no_folder(store)
     if missing:
         return f"no runs in {store.url}: {missing}"
-    status = f"{args.status} " if args.status else ""
+    status = f"{' or '.join(args.status)} " if args.status else ""
     of = f" of workflow {args.workflow}" if args.workflow else ""
     below = "" if args.status or args.workflow else store_below(store)
     return f"no {status}runs{of} in {store.url}" + (f"; {below}" if below else "")
