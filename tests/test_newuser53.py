@@ -166,3 +166,19 @@ def test_runs_status_repeated_lists_each_status(job: Path, capsys: pytest.Captur
     assert "durable: no suspended or failed runs of workflow ca.job in " in capsys.readouterr().err
     assert main(["runs", "--status", "failed", "--status", "done"]) == 2
     assert "unknown run status 'done'" in capsys.readouterr().err
+
+
+def test_a_fork_into_an_id_another_workflow_has_says_so(job: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: `durable fork o1 --at 0 --new-run-id r2`, r2 being a run of
+    another workflow, said only "forked ...": every later `durable show r2`
+    (rm, fork, cancel) then asked for --workflow, the cause unsaid."""
+    (job / "two.py").write_text(JOB.replace("def job(", "def other("))
+    assert main(["run", "ca.py:job", "--run-id", "r1"]) == 0
+    assert main(["run", "two.py:other", "--run-id", "r2"]) == 0
+    capsys.readouterr()
+    assert main(["fork", "r1", "--at", "1", "--new-run-id", "r2"]) == 0
+    err = capsys.readouterr().err
+    assert "run r2 is also a run of two.other: a command that names r2 needs --workflow" in err
+    assert main(["fork", "r1", "--at", "1", "--new-run-id", "r3"]) == 0
+    assert "also a run of" not in capsys.readouterr().err
+    assert _counts(job) == ["embed", "embed"]  # ca.embed and two.embed: a fork executes nothing

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .._errortext import id_word, shell_words, to_fill, waited_input
+from .._errortext import and_list, id_word, shell_words, to_fill, waited_input
 from .._manage import cleanup, history, owners, runs
 from .._manage.fork import fork_run
 from .._manage.listed import listed
@@ -247,4 +247,8 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
         f"  run it {'' if target == '' else 'with: '}{run_it}",
         file=sys.stderr,
     )
+    if others := sorted(runs.namesakes(store, workflow, new_id)):  # chosen: it was not refused
+        show = f"{command(args)} {shell_words('show', new_id, '--workflow', workflow)}"
+        note(f"run {new_id} is also a run of {and_list(others)}: a command that names {new_id} "
+             f"needs --workflow ({show})")  # fmt: skip
     return 0
