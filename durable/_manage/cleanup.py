@@ -73,7 +73,8 @@ def gc(
     nor a child run whose parent run is in the store (`parents.parent_here`).
     A whole-store gc (no `workflow`) also removes `leftovers` (not
     returned) and sweeps temp files a crashed writer left (untouched for
-    `TEMP_AGE` seconds)."""
+    `TEMP_AGE` seconds). A run the store fails to remove stops no other:
+    each is tried, then a StorageError (`GcFailed`) names the runs left."""
     if keep_last is None and older_than is None and status is None:
         raise ConfigurationError(
             "gc() needs at least one of keep_last, older_than or status; "
