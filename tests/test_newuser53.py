@@ -182,3 +182,24 @@ def test_a_fork_into_an_id_another_workflow_has_says_so(job: Path, capsys: pytes
     assert main(["fork", "r1", "--at", "1", "--new-run-id", "r3"]) == 0
     assert "also a run of" not in capsys.readouterr().err
     assert _counts(job) == ["embed", "embed"]  # ca.embed and two.embed: a fork executes nothing
+
+
+@pytest.mark.slow  # moto's server
+def test_an_object_store_prefix_mistyped_names_the_one_beside_it(
+    s3_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `durable --store s3://team/durabl runs` (a letter short)
+    said "no runs in s3://team/durabl" and nothing more, where a local
+    folder that is not there is told as such; `show RUN` the same."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ca.py").write_text(JOB)
+    assert main(["--store", s3_url, "run", "ca.py:job", "--run-id", "r1"]) == 0
+    capsys.readouterr()
+    typo = s3_url[:-1]
+    for words in (["runs"], ["show", "r1"]):
+        main(["--store", typo, *words])
+        err = capsys.readouterr().err
+        assert f"nothing is stored under {typo}; did you mean {s3_url}? " in err, words
+        assert f"durable --store {s3_url} runs" in err, words
+    assert main(["--store", f"{s3_url}/sub", "runs"]) == 0  # nothing beside it: as before
+    assert "did you mean" not in capsys.readouterr().err

@@ -11,7 +11,7 @@ from .._errortext import and_list, id_word, shell_words, to_fill, waited_input
 from .._manage import cleanup, history, owners, runs
 from .._manage.fork import fork_run
 from .._manage.listed import listed
-from .._manage.missing import store_below
+from .._manage.missing import store_below, store_beside
 from .._storage.base import Store
 from ..errors import (
     ConfigurationError,
@@ -73,7 +73,7 @@ def _no_runs(args: argparse.Namespace, store: Store) -> str:
         return f"no runs in {store.url}: {missing}"
     status = f"{' or '.join(args.status)} " if args.status else ""
     of = f" of workflow {args.workflow}" if args.workflow else ""
-    below = "" if args.status or args.workflow else store_below(store)
+    below = "" if args.status or args.workflow else store_below(store) or store_beside(store)
     return f"no {status}runs{of} in {store.url}" + (f"; {below}" if below else "")
 
 

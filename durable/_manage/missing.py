@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 
-from .._errortext import and_list, near_name, shell_words
+from .._errortext import and_list, near, near_name, shell_words
 from .._storage.base import Store
 from ..errors import RunNotFoundError
 
@@ -53,7 +53,7 @@ def resembling(store: Store, workflows: list[str], run_id: str) -> str:
     named = [w for w in workflows if run_id in (w, w.rpartition(".")[2])]
     if named:
         return f"{run_id} is a workflow, not a run id: `durable {shell_words('runs', named[0])}` lists its runs"
-    below = "" if workflows else store_below(store)
+    below = "" if workflows else store_below(store) or store_beside(store)
     if below:
         return below
     near = near_ids(run_id, {r for w in workflows for r in store.runs(w)})
@@ -124,6 +124,24 @@ def store_below(store: Store) -> str:
         return ""
     url = f"{store.url.rstrip('/')}/{below[0]}"
     return f"{url} holds runs: `{shell_words('durable', '--store', url, 'runs')}` lists them"
+
+
+def store_beside(store: Store) -> str:
+    """What to say when an object store's prefix holds nothing while one
+    beside it of a near name holds something (`s3://team/durabl` for
+    `s3://team/durable`: a typo in --store, as a local folder that is not
+    there is, `no_folder`): that one and the listing of it; "" otherwise."""
+    fs, url = getattr(store, "fs", None), store.url.rstrip("/")
+    head, _, name = url.rpartition("/")
+    if fs is None or "://" not in url or head.endswith(":/") or store.list(""):
+        return ""  # not an object store, a bucket's root (named by the bucket alone), or not empty
+    try:  # one listing, of the folder above: what is beside it
+        beside = [str(p).rstrip("/").rpartition("/")[2] for p in fs.ls(head.partition("://")[2], detail=False)]
+    except (OSError, ValueError):
+        return ""
+    meant = near(name, [b for b in beside if b != name])
+    there = f"{head}/{meant[0]}" if meant else ""
+    return f"nothing is stored under {url}; did you mean {there}? (`{shell_words('durable', '--store', there, 'runs')}` lists its runs)" if meant else ""
 
 
 def renamed_script(workflow: str, others: list[str]) -> str:
