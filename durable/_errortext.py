@@ -324,9 +324,6 @@ def near_name(word: str, names: Iterable[str]) -> list[str]:
     none meant: the same function qualified another way (`ca.embed` for a
     step's `embed`, `pipeline` for the workflow `flow.pipeline`), then in
     another case, else one near it; [] when none is."""
-    tails = {name: name.rpartition(".")[2] for name in names}
-    last = word.rpartition(".")[2]
-    found = [n for n, tail in tails.items() if tail == last] or [
-        n for n, tail in tails.items() if tail.casefold() == last.casefold()
-    ]
-    return found[:1] or near(word, tails, cutoff=0.8)
+    tails, last = {name: name.rpartition(".")[2] for name in names}, word.rpartition(".")[2]
+    same = [n for n, t in tails.items() if t == last] or [n for n, t in tails.items() if t.casefold() == last.casefold()]
+    return same[:1] or near(word, tails, cutoff=0.8)
