@@ -203,3 +203,21 @@ def test_an_object_store_prefix_mistyped_names_the_one_beside_it(
         assert f"durable --store {s3_url} runs" in err, words
     assert main(["--store", f"{s3_url}/sub", "runs"]) == 0  # nothing beside it: as before
     assert "did you mean" not in capsys.readouterr().err
+
+
+def test_cache_info_of_a_step_counts_what_its_script_cached(
+    job: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the entries `python ca.py` (or `durable run ca.py:job`)
+    cached were noted as made by `__main__.embed`, so `cache_info(ca.embed)`
+    of the same step imported (one identity, `ca.embed`, as its runs and
+    fingerprints have) counted 0 entries of the 1 it serves from."""
+    assert main(["run", "ca.py:job"]) == 0
+    monkeypatch.syspath_prepend(str(job))
+    monkeypatch.delitem(sys.modules, "ca", raising=False)
+    flow = importlib.import_module("ca")
+    monkeypatch.delitem(sys.modules, "ca")
+    info = durable.cache_info(flow.embed, store=str(job / "store"))
+    assert info.entries == 1  # hits and misses: of this process, where other tests ran ca.embed too
+    assert flow.embed("a") == 1 and durable.cache_info(flow.embed, store=str(job / "store")).hits == info.hits + 1
+    assert _counts(job) == ["embed"]  # the import's call was served from the script's entry
