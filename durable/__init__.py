@@ -10,7 +10,7 @@ other name is imported from its module on first use, so that run management
 (`durable runs`, `durable show`) never loads the engine."""
 
 import importlib as _importlib
-from typing import TYPE_CHECKING as _TYPE_CHECKING
+import typing as _typing
 from typing import Any as _Any
 
 from .errors import (
@@ -34,7 +34,9 @@ from .errors import (
     ValidationError,
 )
 
-if _TYPE_CHECKING:
+# `_typing.TYPE_CHECKING`, not an alias of it: mypy takes no alias for it, read
+# both branches, and so __getattr__: `durable.anything` was an Any, no error.
+if _typing.TYPE_CHECKING:
     from ._api.decorate import workflow
     from ._api.load import load
     from ._api.ops import asleep, loop_over, sleep, suspend, wait_for
@@ -156,7 +158,7 @@ _HOMES = {
 # The public modules besides this one, loaded when first named.
 _SUBMODULES = frozenset({"events", "testing"})
 
-if not _TYPE_CHECKING:
+if not _typing.TYPE_CHECKING:
 
     def __getattr__(name: str) -> _Any:
         if name in _SUBMODULES:  # `durable.events.StepExecuted` after `import durable` alone

@@ -317,3 +317,13 @@ def near(word: str, choices: Iterable[str], cutoff: float = 0.6, n: int = 1) -> 
     import difflib  # here: a run that mistypes nothing need not load it
 
     return difflib.get_close_matches(word, list(choices), n=n, cutoff=cutoff)
+
+
+def near_name(word: str, names: Iterable[str]) -> list[str]:
+    """The name (of a workflow, of a cached step) a typed name that matches
+    none meant: the same function qualified another way (`ca.embed` for a
+    step's `embed`, `pipeline` for the workflow `flow.pipeline`), then in
+    another case, else one near it; [] when none is."""
+    tails, last = {name: name.rpartition(".")[2] for name in names}, word.rpartition(".")[2]
+    same = [n for n, t in tails.items() if t == last] or [n for n, t in tails.items() if t.casefold() == last.casefold()]
+    return same[:1] or near(word, tails, cutoff=0.8)

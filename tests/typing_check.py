@@ -3,6 +3,7 @@ signatures for type checkers. Not collected by pytest."""
 
 from __future__ import annotations
 
+import pathlib
 from typing import Any
 
 from typing_extensions import assert_type
@@ -190,3 +191,17 @@ assert_type(in_a_set(1), int)
 def events_are_read_only(event: StepExecuted) -> None:
     # Frozen for type checkers too (their methods are written once: durable/_frozen.py).
     event.run_id = "other"  # type: ignore[misc]
+
+
+def misspelt_names_are_errors() -> None:
+    # The package's lazy __getattr__ is run time only: a name durable does not
+    # have (`durable.runs`, a typo) is an error for mypy, not an Any.
+    durable.runs("store")  # type: ignore[attr-defined]
+    durable.loop_ovr(fetch, ["r"])  # type: ignore[attr-defined]
+
+
+def paths_are_stores(folder: pathlib.Path) -> None:
+    # A pathlib.Path is a store wherever open_store takes one (run time did).
+    assert_type(durable.gc(folder, keep_last=1), list[durable.RunInfo])
+    assert_type(durable.cache_info(fetch, store=folder), durable.CacheInfo)
+    assert_type(durable.open_store(folder), durable.Store)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .._calls import at_callers
@@ -17,7 +18,7 @@ def load(
     run_id: str,
     position: int | str | tuple[int, ...],
     *,
-    store: Store | str | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
 ) -> Any:
     """The output a run recorded at `position` (an int, -1 for the run's
     arguments, a `StepInfo.position`, or the string form `durable show`
@@ -33,5 +34,5 @@ def load(
     return load_output(where, name, run_id, position)
 
 
-def _open(store: Store | str | None) -> Store:
+def _open(store: Store | str | os.PathLike[str] | None) -> Store:
     return store if isinstance(store, Store) else open_store(store)

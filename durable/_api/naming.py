@@ -7,7 +7,7 @@ import copy
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._core.definition import BODY_KEY
@@ -48,13 +48,17 @@ def script_twin(fn: Callable[..., Any]) -> str | None:
     return None if stem == "__init__" else f"{stem}.{default_name(fn)}"
 
 
-def twin_runs(store: Store, name: str, twin: str | None) -> list[RunInfo]:
-    """The runs of workflow `name`, newest first, and those of its `twin`
-    (`script_twin`): each run's `workflow` says which way it was started,
-    the way to resume it (the other is refused as renamed code)."""
+def twin_runs(
+    store: Store, name: str, twin: str | None, status: str | Iterable[str] | None = None
+) -> list[RunInfo]:
+    """The runs of workflow `name` (of `status`), newest first, and those of
+    its `twin` (`script_twin`): each run's `workflow` says which way it was
+    started, the way to resume it (the other is refused as renamed code)."""
     from .._manage.listed import listed
 
-    found = listed(store, name) + ([] if twin in (None, name) else listed(store, twin))
+    status = status if status is None or isinstance(status, str) else tuple(status)  # read twice
+    found = listed(store, name, status=status)
+    found += [] if twin in (None, name) else listed(store, twin, status=status)
     return sorted(found, key=lambda i: (i.updated, i.run_id), reverse=True)
 
 

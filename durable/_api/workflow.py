@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
 from .._calls import an_option, at_callers, callers, keywords
@@ -108,7 +108,7 @@ class Workflow(Steering, Generic[P, R]):
         self,
         *,
         run_id: str | Callable[..., str] | None = None,
-        store: Store | str | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
         restart: bool | None = None,
         rebase: bool | None = None,
         on_change: str | None = None,
@@ -128,10 +128,10 @@ class Workflow(Steering, Generic[P, R]):
 
     # -- run management (`_manage`, also behind the CLI) --------------------
     @at_callers
-    def runs(self) -> list[RunInfo]:
-        """This workflow's runs in its store, newest first (`naming.twin_runs`:
-        imported from a script's module, the script's runs too)."""
-        return twin_runs(self._store(), self.name, self._twin)
+    def runs(self, *, status: str | Iterable[str] | None = None) -> list[RunInfo]:
+        """This workflow's runs in its store (of `status`, one or several), newest first
+        (`naming.twin_runs`: imported from a script's module, the script's runs too)."""
+        return twin_runs(self._store(), self.name, self._twin, status)
 
     @at_callers
     def history(self, run_id: str, /) -> list[StepInfo]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 from collections.abc import Callable, Sequence
 
+from .._errortext import near_name
 from .._manage import cache
 from .._manage.cache import EntryInfo
 from .._storage.base import Store
@@ -96,7 +96,7 @@ def _no_entries(store: Store, step: str) -> int:
     nothing: exit 2, as a run id that matches nothing does (`durable show`),
     naming the steps that have some."""
     steps = sorted({i.step for i in cache.list_entries(store)})
-    near = difflib.get_close_matches(step, steps, n=1, cutoff=0.8)
+    near = near_name(step, steps)
     mean = f"did you mean {near[0]}? " if near else ""
     print(f"durable: no cache entries for step {step}{not_there(store) or f' in {store.url}'}; {mean}steps with entries: "
           f"{', '.join(steps) or 'none'}", file=sys.stderr)  # fmt: skip

@@ -149,17 +149,20 @@ def in_flags(text: str, options: Container[str] | None = None) -> str:
 def print_error(
     exc: BaseException, debug: bool, code: int, *, options: Container[str] = (),
     durable: str | None = None, typed: Sequence[str] | None = None, others: Container[str] = (),
+    about: str = "",
 ) -> int:
     """Print an error as a command with these options (argparse dests)
     words its advice, its `durable ...` commands started as `durable`
     (command(), else the words that started the tool) is; exit code `code`.
     `typed`: the command line (without the run ids `others`), which a run id
-    of several workflows is printed again with each `--workflow` of."""
+    of several workflows is printed again with each `--workflow` of.
+    `about`: what failed, when the error does not say (`gc`: the run it
+    could not remove, one of several)."""
     if debug:
         traceback.print_exception(type(exc), exc, exc.__traceback__)
     text = advised(in_flags(str(exc), options), durable or program())
     lines = text.strip().splitlines() or [type(exc).__name__]
-    print(f"durable: {lines[0]}", file=sys.stderr)
+    print(f"durable: {about}{lines[0]}", file=sys.stderr)
     if len(lines) > 1:
         print(f"  {lines[-1].strip()}", file=sys.stderr)
     if isinstance(exc, SeveralWorkflows) and typed is not None:

@@ -165,8 +165,8 @@ def build_parser(typed: Sequence[str] = ()) -> argparse.ArgumentParser:
                 "the command then exits 1 (0 when every run was read).")  # fmt: skip
     p.add_argument("workflow", nargs="?", metavar="WORKFLOW",
                    help="only this workflow's runs (its name as `durable runs` shows it)")  # fmt: skip
-    p.add_argument("--status", metavar="STATUS",
-                   help=f"only runs with this status: {', '.join(RUN_STATUSES)}")  # fmt: skip
+    p.add_argument("--status", action="append", metavar="STATUS",
+                   help=f"only runs with this status (repeatable): {', '.join(RUN_STATUSES)}")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p = command("show", manage.cmd_show, "show a run's steps")
     p.add_argument("run_id", metavar="RUN", help=_RUN)

@@ -7,11 +7,11 @@ import argparse
 import json
 import sys
 
-from .._errortext import id_word, shell_words, to_fill, waited_input
+from .._errortext import and_list, id_word, shell_words, to_fill, waited_input
 from .._manage import cleanup, history, owners, runs
 from .._manage.fork import fork_run
 from .._manage.listed import listed
-from .._manage.missing import store_below
+from .._manage.missing import store_below, store_beside
 from .._storage.base import Store
 from ..errors import (
     ConfigurationError,
@@ -71,9 +71,9 @@ def _no_runs(args: argparse.Namespace, store: Store) -> str:
     missing = runs.no_folder(store)
     if missing:
         return f"no runs in {store.url}: {missing}"
-    status = f"{args.status} " if args.status else ""
+    status = f"{' or '.join(args.status)} " if args.status else ""
     of = f" of workflow {args.workflow}" if args.workflow else ""
-    below = "" if args.status or args.workflow else store_below(store)
+    below = "" if args.status or args.workflow else store_below(store) or store_beside(store)
     return f"no {status}runs{of} in {store.url}" + (f"; {below}" if below else "")
 
 
@@ -198,25 +198,35 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
             "gc needs at least one of --keep-last N, --older-than AGE or --status STATUS; "
             "it never removes everything by default"
         )
-    removed = cleanup.gc(
-        store,
-        keep_last=args.keep_last,
-        older_than=args.older_than,
-        status=args.status,
-        dry_run=args.dry_run,
-        workflow=args.workflow,
-    )
+    failed: dict[str, StorageError] = {}
+    try:
+        removed = cleanup.gc(
+            store,
+            keep_last=args.keep_last,
+            older_than=args.older_than,
+            status=args.status,
+            dry_run=args.dry_run,
+            workflow=args.workflow,
+        )
+    except cleanup.GcFailed as e:  # the others were removed: said as such, then each run left
+        removed, failed = e.removed, e.failed
     verb = "would remove" if args.dry_run else "removed"
-    if args.json:  # `removed`: what went, or with --dry-run what would go
-        print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed]}, indent=2))
+    if args.json:  # `removed`: what went, or with --dry-run what would go; `failed`: what stays, and why
+        lost = [{"workflow": n.partition("/")[0], "runId": n.partition("/")[2], "error": advised(str(e), command(args))}
+                for n, e in failed.items()]  # fmt: skip
+        print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed], "failed": lost},
+                         indent=2))  # fmt: skip
     elif removed:
         print(format.runs_table(removed))
+    for name, error in failed.items():
+        print_error(error, args.debug, 1, durable=command(args), about=f"could not remove {name}: ")
     said = f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}"
-    if where := "" if removed else not_there(store):
+    said += f"; failed to remove {len(failed)}, which stay{'s' * (len(failed) == 1)}" if failed else ""
+    if where := "" if removed or failed else not_there(store):
         note(said + where)  # no store there: a typo in --store, not a report
     else:
         print(said, file=sys.stderr)
-    return 0 if removed else nothing_there(store)
+    return 1 if failed else 0 if removed else nothing_there(store)
 
 
 def cmd_fork(args: argparse.Namespace, store: Store) -> int:
@@ -237,4 +247,8 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
         f"  run it {'' if target == '' else 'with: '}{run_it}",
         file=sys.stderr,
     )
+    if others := sorted(runs.namesakes(store, workflow, new_id)):  # chosen: it was not refused
+        show = f"{command(args)} {shell_words('show', new_id, '--workflow', workflow)}"
+        note(f"run {new_id} is also a run of {and_list(others)}: a command that names {new_id} "
+             f"needs --workflow ({show})")  # fmt: skip
     return 0

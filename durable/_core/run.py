@@ -53,7 +53,7 @@ class Options(Frozen):
     """A workflow's settings: the decorator's, then `with_options`."""
 
     run_id: str | Callable[..., str] | None = None
-    store: Store | str | None = None
+    store: Store | str | os.PathLike[str] | None = None
     restart: bool = False
     rebase: bool = False
     on_change: str | None = None  # None: resolved by `setting` when a run starts

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._fingerprint.fingerprint import Fingerprint
 from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key, memo_witness
 from .._fingerprint.reach import may_answer
+from .._fingerprint.scriptnames import module_label
 from .._frozen import Frozen, dataclass
 from ..errors import DefinitionChangedError, DurableError, ValidationError
 from .bound import bare, binds
@@ -73,7 +74,8 @@ class StepSpec(Frozen):
         direct = self.cache is None and self.body is None and self.artifacts is None
         object.__setattr__(self, "direct", direct and self.retry.retries == 0)
         module, qualname = getattr(self.fn, "__module__", "?"), getattr(self.fn, "__qualname__", "?")
-        object.__setattr__(self, "owner", (self.name, self.pinned_name or f"{module}.{qualname}"))
+        # The script's module by the name an import gives it (`flow`, not `__main__`), as its identity.
+        object.__setattr__(self, "owner", (self.name, self.pinned_name or f"{module_label(module)}.{qualname}"))
         object.__setattr__(self, "what", f"step {self.name!r}")
         object.__setattr__(self, "binds", binds(self.fn))
         object.__setattr__(self, "memo", memo_key(self.fn, self.pinned_name, self.version, self.deep))

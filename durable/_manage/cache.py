@@ -7,6 +7,8 @@ run never touches the cache."""
 
 from __future__ import annotations
 
+import os
+
 from .._calls import at_callers
 from .._frozen import Frozen, dataclass
 from .._storage import cachemarks, cachestore
@@ -47,7 +49,7 @@ class CacheInfo(Frozen):
 
 
 @at_callers
-def cache_info(step: object, *, store: Store | str | None = None) -> CacheInfo:
+def cache_info(step: object, *, store: Store | str | os.PathLike[str] | None = None) -> CacheInfo:
     """Hits and misses of a cached step in this process, and the number and
     total size of its entries in the store (default: where a plain call of
     the step caches)."""

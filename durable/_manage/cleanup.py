@@ -6,6 +6,7 @@ each deleted by `runs.delete_run` under its lease."""
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Iterable
 
 from .._calls import at_callers
@@ -14,7 +15,13 @@ from .._storage.base import SHARED_BLOBS, Store
 from .._storage.clock import now
 from .._storage.factory import open_store
 from .._storage.keys import check_names, is_run_object
-from ..errors import ConfigurationError, LeaseLostError, RunLockedError, RunNotFoundError
+from ..errors import (
+    ConfigurationError,
+    LeaseLostError,
+    RunLockedError,
+    RunNotFoundError,
+    StorageError,
+)
 from . import runs  # by module: `runs.list_runs` as it is when gc lists (tests replace it)
 from .missing import no_runs_of
 from .parents import parent_here
@@ -25,9 +32,22 @@ from .runs import RunInfo
 TEMP_AGE = 3600.0
 
 
+class GcFailed(StorageError):
+    """gc() went on past each run the store failed to remove, then raised
+    this: `removed` (the runs removed, as gc returns them) and `failed`
+    ("workflow/run_id" of each run left, to the StorageError of its removal)."""
+
+    def __init__(self, url: str, removed: list[RunInfo], failed: dict[str, StorageError]) -> None:
+        self.removed, self.failed = removed, failed
+        first = next(iter(failed.values()))
+        runs = f"{len(failed)} run{'s' * (len(failed) != 1)} ({', '.join(failed)})"
+        super().__init__(url, f"gc removed {len(removed)} run{'s' * (len(removed) != 1)} and failed to remove "
+                         f"{runs}, which stay; the first: {first.cause}", first.advice)  # fmt: skip
+
+
 @at_callers
 def gc(
-    store: Store | str | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
     *,
     keep_last: int | None = None,
     older_than: float | datetime.timedelta | None = None,
@@ -53,7 +73,8 @@ def gc(
     nor a child run whose parent run is in the store (`parents.parent_here`).
     A whole-store gc (no `workflow`) also removes `leftovers` (not
     returned) and sweeps temp files a crashed writer left (untouched for
-    `TEMP_AGE` seconds)."""
+    `TEMP_AGE` seconds). A run the store fails to remove stops no other:
+    each is tried, then a StorageError (`GcFailed`) names the runs left."""
     if keep_last is None and older_than is None and status is None:
         raise ConfigurationError(
             "gc() needs at least one of keep_last, older_than or status; "
@@ -72,6 +93,7 @@ def gc(
         warn(f"gc never removes a{'n' * (never[0] == 'u')} {never} run ({_NEVER[never]})")
     cutoff = None if older_than is None else now() - _seconds(older_than)
     removed: list[RunInfo] = []
+    failed: dict[str, StorageError] = {}  # each run tried: one the store fails to remove stops no other
     keys = runs.listing(target, workflow)  # one listing for runs and leftovers
     if workflow is not None and not target.manifest_keys(keys) and (missing := no_runs_of(target, workflow)):
         raise missing  # a typo, not a workflow with nothing to remove
@@ -83,10 +105,10 @@ def gc(
         if cutoff is not None:
             chosen = [i for i in chosen if i.updated < cutoff]
         chosen = [i for i in chosen if not parent_here(target, i)]
-        removed += [i for i in chosen if dry_run or _try_delete(target, i)]
+        removed += [i for i in chosen if dry_run or _try_delete(target, i, failed)]
     if workflow is None:
         left = leftovers(target, keys)
-        gone = [i for i in left if dry_run or _try_delete(target, i, leftover=True)]
+        gone = [i for i in left if dry_run or _try_delete(target, i, failed, leftover=True)]
         if gone:  # no run, so not returned; said, or the next look finds objects gone unsaid
             names = ", ".join(f"{i.workflow}/{i.run_id}" for i in gone)
             warn(f"gc {'would also remove' if dry_run else 'also removed'} what a removal or a fork "
@@ -94,6 +116,8 @@ def gc(
                  "a manifest, which no call replays", RuntimeWarning)  # fmt: skip
         if not dry_run:
             target.sweep_temp(TEMP_AGE)
+    if failed:
+        raise GcFailed(target.url, removed, failed)
     return removed
 
 
@@ -169,7 +193,9 @@ def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:
     return gc(store, keep_last=keep_last, status="completed", workflow=workflow)
 
 
-def _try_delete(store: Store, info: RunInfo, *, leftover: bool = False) -> bool:
+def _try_delete(
+    store: Store, info: RunInfo, failed: dict[str, StorageError], *, leftover: bool = False
+) -> bool:
     try:
         if leftover:
             return runs.delete_run(store, info.workflow, info.run_id, leftover=True)
@@ -181,6 +207,9 @@ def _try_delete(store: Store, info: RunInfo, *, leftover: bool = False) -> bool:
         return False
     except (RunLockedError, RunNotFoundError):
         return False  # started or removed by someone else meanwhile
+    except StorageError as e:
+        failed[f"{info.workflow}/{info.run_id}"] = e
+        return False
 
 
 def _by_workflow(infos: list[RunInfo]) -> list[list[RunInfo]]:

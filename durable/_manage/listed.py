@@ -4,13 +4,17 @@ a resume ran under changed code."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .._storage.base import Store
 from ..errors import DurableError
 from .history import describe
 from .runs import RunInfo, list_runs
 
 
-def listed(store: Store, workflow: str | None = None, *, status: str | None = None) -> list[RunInfo]:
+def listed(
+    store: Store, workflow: str | None = None, *, status: str | Iterable[str] | None = None
+) -> list[RunInfo]:
     """`list_runs`, each run's finished steps and next position as `durable
     show` counts them."""
     return [_as_shown(i) for i in list_runs(store, workflow, status=status)]

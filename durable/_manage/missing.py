@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 
-from .._errortext import shell_words
+from .._errortext import and_list, near, near_name, shell_words
 from .._storage.base import Store
 from ..errors import RunNotFoundError
 
@@ -53,7 +53,7 @@ def resembling(store: Store, workflows: list[str], run_id: str) -> str:
     named = [w for w in workflows if run_id in (w, w.rpartition(".")[2])]
     if named:
         return f"{run_id} is a workflow, not a run id: `durable {shell_words('runs', named[0])}` lists its runs"
-    below = "" if workflows else store_below(store)
+    below = "" if workflows else store_below(store) or store_beside(store)
     if below:
         return below
     near = near_ids(run_id, {r for w in workflows for r in store.runs(w)})
@@ -63,11 +63,27 @@ def resembling(store: Store, workflows: list[str], run_id: str) -> str:
 
 def near_ids(run_id: str, ids: set[str]) -> list[str]:
     """The run ids `run_id` may be a misspelling of: in another case first
-    (a short id, `R1` for `r1`, is never close enough for difflib), else close."""
+    (a short id, `R1` for `r1`, is never close enough for difflib), then
+    the ids it is part of (`0c91c8232941` of `flow.job-0c91c8232941`, as a
+    commit's hash is typed in part; four characters at least: `r` is part
+    of most ids), else close."""
     import difflib  # a name not found only: every command that read runs loaded it
 
     near = sorted(i for i in ids if i.casefold() == run_id.casefold())
-    return near or difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
+    part = [] if len(run_id) < 4 else sorted(i for i in ids if run_id.casefold() in i.casefold())
+    return near or part[:3] or difflib.get_close_matches(run_id, ids, n=3, cutoff=0.8)
+
+
+def near_runs(store: Store, workflow: str, run_id: str, said: str) -> str:
+    """`said`, a RunNotFoundError's text, with the ids `run_id` may be meant
+    for among the runs of the workflow and of the same function named the
+    other way (`ca.job` as a script, `job` imported: a resume continues
+    either's), and the listing named as one that shows them."""
+    kin = [w for w in store.workflows() if w == workflow or w.endswith(f".{workflow}") or workflow.endswith(f".{w}")]
+    if kin and workflow not in kin:  # `durable runs job` lists none of `ca.job`'s
+        said = said.replace(f"`durable {shell_words('runs', workflow)}`", f"`durable {shell_words('runs', kin[0])}`")
+    near = near_ids(run_id, {r for w in kin for r in store.runs(w)})
+    return f"{said} Did you mean {and_list(map(repr, near), 'or')}?" if near else said
 
 
 def unknown_workflow(store: Store, workflow: str) -> str | None:
@@ -77,10 +93,7 @@ def unknown_workflow(store: Store, workflow: str) -> str | None:
     names = store.workflows()
     if workflow in names:
         return None
-    near = [w for w in names if w.rpartition(".")[2] == workflow]
-    import difflib
-
-    near = near or difflib.get_close_matches(workflow, names, n=1, cutoff=0.8)
+    near = near_name(workflow, names)
     mean = f"did you mean {near[0]}? " if near else ""
     return f"{mean}workflows with runs: {', '.join(names) or 'none'}"
 
@@ -111,6 +124,24 @@ def store_below(store: Store) -> str:
         return ""
     url = f"{store.url.rstrip('/')}/{below[0]}"
     return f"{url} holds runs: `{shell_words('durable', '--store', url, 'runs')}` lists them"
+
+
+def store_beside(store: Store) -> str:
+    """What to say when an object store's prefix holds nothing while one
+    beside it of a near name holds something (`s3://team/durabl` for
+    `s3://team/durable`: a typo in --store, as a local folder that is not
+    there is, `no_folder`): that one and the listing of it; "" otherwise."""
+    fs, url = getattr(store, "fs", None), store.url.rstrip("/")
+    head, _, name = url.rpartition("/")
+    if fs is None or "://" not in url or head.endswith(":/") or store.list(""):
+        return ""  # not an object store, a bucket's root (named by the bucket alone), or not empty
+    try:  # one listing, of the folder above: what is beside it
+        beside = [str(p).rstrip("/").rpartition("/")[2] for p in fs.ls(head.partition("://")[2], detail=False)]
+    except (OSError, ValueError):
+        return ""
+    meant = near(name, [b for b in beside if b != name])
+    there = f"{head}/{meant[0]}" if meant else ""
+    return f"nothing is stored under {url}; did you mean {there}? (`{shell_words('durable', '--store', there, 'runs')}` lists its runs)" if meant else ""
 
 
 def renamed_script(workflow: str, others: list[str]) -> str:

@@ -34,7 +34,7 @@ from ..errors import (
     RunNotFoundError,
     StorageError,
 )
-from .missing import near_ids, renamed_script
+from .missing import near_runs, renamed_script
 from .missing import no_folder as no_folder
 from .missing import no_runs_of as no_runs_of
 from .reads import Head, reading_run, run_objects, summaries
@@ -96,19 +96,20 @@ def parent_of(info: RunInfo) -> tuple[str, str] | None:
 
 
 def list_runs(
-    store: Store, workflow: str | None = None, *, status: str | None = None,
+    store: Store, workflow: str | None = None, *, status: str | Iterable[str] | None = None,
     keys: list[str] | None = None,
 ) -> list[RunInfo]:
-    """Every run (of one workflow, or of all), newest first: one listing (or
-    `keys`, the caller's) and one batched read of the manifests, then each
-    run's record names."""
+    """Every run (of one workflow, or of all; with `status`, of that status
+    or those), newest first: one listing (or `keys`, the caller's) and one
+    batched read of the manifests, then each run's record names."""
     if status is not None:
-        check_statuses([status])
+        status = {status} if isinstance(status, str) else set(status)
+        check_statuses(status)
     found = store.manifest_keys(listing(store, workflow) if keys is None else keys)
     heads = summaries(store, found)
     infos = [_listed(store, w, r, heads[w, r]) for w, r in found if (w, r) in heads]
     if status is not None:
-        infos = [i for i in infos if i.status == status]
+        infos = [i for i in infos if i.status in status]
     return sorted(infos, key=lambda i: (i.updated, i.run_id), reverse=True)
 
 
@@ -216,8 +217,8 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
             "name, but its steps keep theirs, so this run resumed the other way is "
             "refused as renamed code.",
         )
-    elif near := near_ids(run_id, set(store.runs(workflow))):
-        missing.args = (f"{missing} Did you mean {and_list(map(repr, near), 'or')}?",)
+    else:
+        missing.args = (near_runs(store, workflow, run_id, str(missing)),)
     return missing
 
 

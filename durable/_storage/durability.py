@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 
 from .._settings import CHOICES, check, setting
-from ..errors import ConfigurationError
+from .options import seconds as positive_seconds
 
 LEVELS = CHOICES["durability"]  # one list of the levels: `configure()` and the environment check the same
 DEFAULT = "fsync"
@@ -59,11 +59,7 @@ def check_level(level: object, where: str) -> str:
 def check_interval(seconds: float | None) -> float:
     if seconds is None:
         return DEFAULT_SYNC_INTERVAL
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds <= 0:
-        raise ConfigurationError(
-            f"sync_interval must be a positive number of seconds, not {seconds!r}"
-        )
-    return float(seconds)
+    return positive_seconds("sync_interval", seconds)
 
 
 class Syncer:

@@ -4,6 +4,7 @@ option, or quietly weakened a safety switch."""
 
 from __future__ import annotations
 
+import math
 import os
 
 from .._errortext import warn
@@ -44,10 +45,18 @@ def check_store_options(allow_pickle: object, blob_threshold: object, lease_ttl:
         raise ConfigurationError(
             f"blob_threshold= takes a whole number of bytes >= 0, not {blob_threshold!r}"
         )
-    if lease_ttl is not None and (
-        not isinstance(lease_ttl, (int, float)) or isinstance(lease_ttl, bool) or lease_ttl <= 0
-    ):
-        raise ConfigurationError(f"lease_ttl must be a positive number of seconds, not {lease_ttl!r}")
+    if lease_ttl is not None:
+        seconds("lease_ttl", lease_ttl)
+
+
+def seconds(option: str, value: object) -> float:
+    """A store option's number of seconds, else a ConfigurationError. NaN
+    and infinity are none: a lease that expires at NaN failed the message
+    of another process's RunLockedError (a ValueError), and the timers of
+    `"batch"` are kept in a heap, which one NaN disorders."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < math.inf:
+        raise ConfigurationError(f"{option} must be a positive, finite number of seconds, not {value!r}")
+    return float(value)
 
 
 def pickles_allowed_by_env() -> bool:
