@@ -4,9 +4,11 @@ msgpack; cloudpickle is in `codec_pickle`, loaded when a value needs it."""
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 from collections.abc import Callable, Collection
+from itertools import compress
 from typing import Any
 
 import msgpack
@@ -51,10 +53,19 @@ def pack_plain(value: Any) -> bytes | None:
     # `strict_types`: they would come back as bytes. A scalar holds none;
     # otherwise only a value whose bytes hold a bin marker can hold one (a
     # list of ints mostly does: 196 packs as cc c4).
-    if type(value) not in _SCALARS and _BIN_MARKER.search(packed) is not None:
-        if _holds_byte_buffer(value):
-            return None
-    return packed
+    # One list or dict held twice would come back as two (`_holds_twice`):
+    # only a list or dict holding a list, dict or byte buffer (a marker of
+    # one after the first byte) holds either.
+    t = type(value)
+    if t in _SCALARS:
+        return packed
+    if t is not list and t is not dict:
+        return None if _BIN_MARKER.search(packed) is not None and _holds_byte_buffer(value) else packed
+    if _HELD_MARKER.search(packed, 1) is None or (t is list and _only_scalars(value)):
+        return packed
+    if _BIN_MARKER.search(packed, 1) is not None and _holds_byte_buffer(value):
+        return None
+    return None if _holds_twice(value, packed) else packed
 
 
 _BIN_MARKER = re.compile(b"[\xc4-\xc6]")  # msgpack's bin 8, 16 and 32
@@ -98,6 +109,33 @@ def _only_scalars(items: Collection[Any]) -> bool:
 
 
 _NOT_SCALAR = (list, dict, bytearray, memoryview)
+_CONTAINERS = (list, dict)
+_IS_CONTAINER = frozenset(_CONTAINERS).__contains__
+_NESTED_MARKER = re.compile(b"[\x80-\x9f\xdc-\xdf]")  # msgpack's array and map markers
+_HELD_MARKER = re.compile(b"[\x80-\x9f\xc4-\xc6\xdc-\xdf]")  # and its bin markers
+
+
+def _holds_twice(value: Any, packed: bytes) -> bool:
+    """Whether a value msgpack took holds one list or dict twice (`[row,
+    row]`): it would come back as two equal ones, which a step that changes
+    one tells apart, and so does the digest of the next step given it
+    (pickle keeps it one). Level by level, the items listed and their types
+    told in C (`gc.get_referents`: a dict's values, and maybe its keys).
+    Not when the bytes hold fewer than two markers of a list or a map after
+    the first (most outputs)."""
+    first = _NESTED_MARKER.search(packed, 1)
+    if first is None or _NESTED_MARKER.search(packed, first.end()) is None:
+        return False
+    level: list[Any] = [value]
+    seen = {id(value)}
+    while level:
+        held = gc.get_referents(*level)
+        level = list(compress(held, map(_IS_CONTAINER, map(type, held))))
+        before = len(seen)
+        seen.update(map(id, level))
+        if len(seen) != before + len(level):
+            return True
+    return False
 
 
 class _NotPlain(Exception):
