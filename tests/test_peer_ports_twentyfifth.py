@@ -51,6 +51,11 @@ class Settings:
     def __init__(self) -> None:
         self.tags: list[str] = []
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Settings) and self.tags == other.tags
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 def test_joblib_hash_tells_apart_one_object_held_twice_from_two_equal_ones() -> None:
     row, cfg, buf, obj = [1], {"k": 1}, bytearray(b"x"), Settings()
@@ -62,7 +67,7 @@ def test_joblib_hash_tells_apart_one_object_held_twice_from_two_equal_ones() -> 
         ([[row], row], [[[1]], [1]]),
     ]
     for shared, apart in pairs:
-        assert copy.deepcopy(shared) != copy.deepcopy(apart) or True  # equal by ==, told apart by a change:
+        assert shared == apart  # equal, yet a change to one part tells them apart
         assert _differ(shared, apart), shared
     again = [1]
     assert value_digest([again, again]) == value_digest([row, row])  # reproducible
@@ -231,7 +236,7 @@ def test_joblib_hash_tells_apart_what_an_exceptions_fields_hold() -> None:
     ]
     for make, fields in cases:
         a, b = make(), later(make, **fields)
-        assert str(a) != str(b) or a.args != b.args or fields, fields
+        assert a.args == b.args and any(getattr(a, k) != x for k, x in fields.items())
         assert _differ(a, b), fields
         assert value_digest(make()) == value_digest(a)
         back = _round_trip(b)
@@ -248,5 +253,5 @@ def test_joblib_hash_tells_apart_new_types_made_at_run_time() -> None:
     assert by_int.__supertype__ is not by_str.__supertype__
     assert _differ(by_int, by_str)
     assert value_digest(_new_type(int)) == value_digest(by_int)
-    user_id = typing.NewType("UserId", int)
-    assert value_digest(user_id(5)) == value_digest(5)  # its values are its base's
+    UserId = typing.NewType("UserId", int)
+    assert value_digest(UserId(5)) == value_digest(5)  # its values are its base's
