@@ -301,7 +301,7 @@ def _left_out_content(value: Any, walk: Any) -> tuple[str, Any]:
         return "left-out", qualname(type(value))
     seen.add(id(value))
     own = copy.copy(walk)
-    own.h, own.stack, own.met, own.meeting = hashlib.sha256(), {}, {}, True
+    own.h, own.stack, own.met, own.kept, own.meeting = hashlib.sha256(), {}, {}, [], True
     try:
         own.feed(value)
     except Secret:

@@ -43,15 +43,16 @@ MAX_DEPTH = 200
 class _Walk:
     """Feeds one value into a SHA-256. `stack` holds the values being walked
     (id -> depth) so that a cycle refers back instead of recursing forever;
-    `met`, the mutable ones met before (id -> their order, and the object,
-    kept so that its id is not reused), so that one object held twice
+    `met`, the mutable ones met before (id -> their order; `kept` holds
+    them, so that no id is reused), so that one object held twice
     (`[row, row]`) refers back too, as pickle's memo does: a step that
     changes, or copies and changes, one of them sees the other change."""
 
     def __init__(self, *, allow_secrets: bool = True, code: bool = True) -> None:
         self.h = hashlib.sha256()
         self.stack: dict[int, int] = {}
-        self.met: dict[int, tuple[int, Any]] = {}
+        self.met: dict[int, int] = {}
+        self.kept: list[Any] = []
         self.meeting = True  # False inside a set: its order depends on the hash seed
         # False for the step cache: a secret must never be part of a key that
         # other calls (other secrets) could match.
@@ -60,27 +61,30 @@ class _Walk:
         self.code = code
 
     def feed(self, v: Any) -> None:
-        enc = _SCALAR.get(type(v))
+        t = type(v)
+        enc = _SCALAR.get(t)
         if enc is not None:
             self.h.update(enc(v))
             return
-        depth = self.stack.get(id(v))
+        i = id(v)
+        depth = self.stack.get(i)
         if depth is not None:
             self.h.update(b"@%d;" % depth)
             return
-        met = self.met.get(id(v))
+        met = self.met.get(i)
         if met is not None:
-            self.h.update(b"=%d;" % met[0])
+            self.h.update(b"=%d;" % met)
             return
         if len(self.stack) >= MAX_DEPTH:
             raise Undigestable(f"nested deeper than {MAX_DEPTH} levels")
-        if self.meeting and not unshared(v):
-            self.met[id(v)] = (len(self.met), v)
-        self.stack[id(v)] = len(self.stack)
+        if self.meeting and (t is list or t is dict or not unshared(v)):
+            self.met[i] = len(self.kept)
+            self.kept.append(v)
+        self.stack[i] = len(self.stack)
         try:
             self._compound(v)
         finally:
-            del self.stack[id(v)]
+            del self.stack[i]
 
     def _compound(self, v: Any) -> None:
         t = type(v)
