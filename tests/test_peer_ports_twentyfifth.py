@@ -255,3 +255,71 @@ def test_joblib_hash_tells_apart_new_types_made_at_run_time() -> None:
     assert value_digest(_new_type(int)) == value_digest(by_int)
     UserId = typing.NewType("UserId", int)
     assert value_digest(UserId(5)) == value_digest(5)  # its values are its base's
+
+
+# -- an error whose __str__ raises ----------------------------------------------
+
+
+class BrokenText(ValueError):
+    """DBOS's test_serialize_exception_for_persistence_broken_str: neither
+    its text nor its pickle can be had."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("broken __str__")
+
+    def __reduce__(self) -> Any:
+        raise TypeError("unpicklable")
+
+
+def test_dbos_an_error_whose_text_cannot_be_had_is_the_error_raised(tmp_path: Path) -> None:
+    """The step's error (and the body's) reaches the caller as itself, the run
+    is failed with it in its history, and a resume runs the failed step
+    alone again. Its text was taken for the history: the caller got
+    "RuntimeError: broken __str__" in its place."""
+    counts = {"fetch": 0, "parse": 0}
+
+    @durable.step
+    def fetch() -> int:
+        counts["fetch"] += 1
+        return 1
+
+    @durable.step
+    def parse(n: int) -> int:
+        counts["parse"] += 1
+        if counts["parse"] == 1:
+            raise BrokenText("boom")
+        return n + 1
+
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r")
+    def flow(fail: bool) -> int:
+        n = parse(fetch())
+        if fail:
+            raise BrokenText("body")
+        return n
+
+    with pytest.raises(BrokenText):
+        flow(False)
+    failed = flow.history("r")
+    assert [s.status for s in failed][-1] == "failed"
+    assert flow(False) == 2
+    assert counts == {"fetch": 1, "parse": 2}
+    with pytest.raises(BrokenText):
+        flow.with_options(restart=True)(True)
+    assert [r.status for r in flow.runs()] == ["failed"]
+
+
+def test_dbos_an_item_error_from_a_worker_process_keeps_its_chain_and_text() -> None:
+    """What a process pool's worker sends back for an item that failed: its
+    error with its chain, the worker's traceback below it; one that cannot
+    travel (nor give its text) as a RuntimeError naming it. Taking its
+    text raised in the worker in place of the report."""
+    from durable._fanout.executors import _pack_error
+    from durable._fanout.outcome import RemoteTraceback, unpack_outcome
+
+    with pytest.raises(ToolError) as caught:
+        unpack_outcome(_pack_error(_failed("q", TimeoutError("slow"))))
+    assert repr(caught.value.__cause__) == "TimeoutError('slow')"
+    assert isinstance(caught.value.__cause__.__cause__, RemoteTraceback)
+    assert "TimeoutError: slow" in str(caught.value.__cause__.__cause__)
+    with pytest.raises(RuntimeError, match=r"BrokenText: <exception str\(\) failed>"):
+        unpack_outcome(_pack_error(BrokenText("boom")))
