@@ -253,6 +253,8 @@ def test_joblib_hash_tells_apart_new_types_made_at_run_time() -> None:
     assert by_int.__supertype__ is not by_str.__supertype__
     assert _differ(by_int, by_str)
     assert value_digest(_new_type(int)) == value_digest(by_int)
+    bound_int, bound_str = (typing.TypeVar("T", bound=b) for b in (int, str))  # likewise pickled by name
+    assert _differ(bound_int, bound_str)
     UserId = typing.NewType("UserId", int)
     assert value_digest(UserId(5)) == value_digest(5)  # its values are its base's
 
@@ -318,8 +320,9 @@ def test_dbos_an_item_error_from_a_worker_process_keeps_its_chain_and_text() -> 
 
     with pytest.raises(ToolError) as caught:
         unpack_outcome(_pack_error(_failed("q", TimeoutError("slow"))))
-    assert repr(caught.value.__cause__) == "TimeoutError('slow')"
-    assert isinstance(caught.value.__cause__.__cause__, RemoteTraceback)
-    assert "TimeoutError: slow" in str(caught.value.__cause__.__cause__)
+    cause = caught.value.__cause__
+    assert repr(cause) == "TimeoutError('slow')" and cause is not None
+    assert isinstance(cause.__cause__, RemoteTraceback)
+    assert "TimeoutError: slow" in str(cause.__cause__)
     with pytest.raises(RuntimeError, match=r"BrokenText: <exception str\(\) failed>"):
         unpack_outcome(_pack_error(BrokenText("boom")))
