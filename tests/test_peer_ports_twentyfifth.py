@@ -244,6 +244,22 @@ def test_joblib_hash_tells_apart_what_an_exceptions_fields_hold() -> None:
         assert value_digest(back) == value_digest(b), fields
 
 
+class Conflict(Exception):
+    __slots__ = ("code",)  # pickle keeps only an exception's args and instance dict
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def test_dbos_an_errors_slots_come_back_from_its_record() -> None:
+    err = Conflict("taken", 409)
+    back = _round_trip(err)
+    assert back.code == 409
+    assert value_digest(back) == value_digest(err)
+    assert _differ(err, Conflict("taken", 412))
+
+
 def _new_type(base: type) -> Any:
     return typing.NewType("Id", base)
 

@@ -1,8 +1,8 @@
 """What pickle leaves out of an exception and a step reads (DESIGN §2
 "Identity of a call"): the one it was raised from, the one being handled
-when it was raised, where it was raised, and what the fields its built-in
-classes declare in C hold beyond its `args` (`OSError.errno` set after it
-was made, `UnicodeDecodeError.start`, `StopIteration.value`). Its digest
+when it was raised, where it was raised, and what the fields its classes
+declare (in C, or as `__slots__`) hold beyond its `args` (`OSError.errno`
+set after it was made, `UnicodeDecodeError.start`, `StopIteration.value`). Its digest
 counts them (`_core.reduced`), and a stored exception keeps them
 (`codec_pickle`): an error a step returned and a later step is given
 comes back from its record as the same argument, the value the body
@@ -22,7 +22,7 @@ from .._calls import durables_frame
 RAISED_AT = "__durable_raised_at__"
 Frame = tuple[Any, str, int]
 # BaseException's own: its args and chain (counted apart), its instance dict.
-_NOT_FIELDS = frozenset({"args", "__dict__", "__traceback__", "__cause__", "__context__", "__suppress_context__"})
+_NOT_FIELDS = frozenset({"args", "__dict__", "__weakref__", "__traceback__", "__cause__", "__context__", "__suppress_context__"})
 _DESCRIPTORS = (types.MemberDescriptorType, types.GetSetDescriptorType)
 _UNSET = object()
 
@@ -42,8 +42,8 @@ def frames(e: BaseException) -> list[Frame]:
 
 
 def c_fields(e: BaseException) -> list[tuple[str, Any]]:
-    """The fields of `e`'s built-in classes and what they hold (a field
-    never set, OSError's `characters_written`, is left out)."""
+    """The fields `e`'s classes declare and what they hold (a field never
+    set, OSError's `characters_written`, is left out)."""
     found = []
     for name, field in _fields_of(type(e)):
         try:
@@ -57,7 +57,6 @@ def _fields_of(cls: type) -> tuple[tuple[str, Any], ...]:
     return tuple(
         (name, field)
         for base in cls.__mro__[:-1]  # not `object`'s `__class__`
-        if base.__module__ == "builtins"
         for name, field in vars(base).items()
         if name not in _NOT_FIELDS and isinstance(field, _DESCRIPTORS)
     )
