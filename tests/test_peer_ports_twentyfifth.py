@@ -138,6 +138,58 @@ def test_dbos_a_list_held_twice_comes_back_from_its_record_held_twice(tmp_path: 
     assert held == [[1], [2]]  # no sharing: plain as before
 
 
+def _reviewed(tmp_path: Path, *, copied: bool) -> tuple[durable.Workflow[[], str], dict[str, int]]:
+    """LangGraph's state passing: `revise` returns `{**draft, ...}`, which
+    holds the draft's list of sources; `reflect` is given both."""
+    counts = {"revise": 0, "reflect": 0, "send": 0}
+
+    @durable.step
+    def draft() -> dict[str, Any]:
+        return {"text": "a", "sources": ["s1"]}
+
+    @durable.step
+    def revise(d: dict[str, Any]) -> dict[str, Any]:
+        counts["revise"] += 1
+        return {**d, "text": "b"}
+
+    @durable.step
+    def reflect(before: dict[str, Any], after: dict[str, Any]) -> str:
+        counts["reflect"] += 1
+        return f"{before['text']}>{after['text']}"
+
+    @durable.step
+    def send(text: str) -> str:
+        counts["send"] += 1
+        if counts["send"] == 1:
+            raise RuntimeError("mail server down")
+        return text
+
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r")
+    def flow() -> str:
+        first = draft()
+        second = revise(first)
+        return send(reflect(first, copy.deepcopy(second) if copied else second))
+
+    return flow, counts
+
+
+def test_langgraph_state_held_by_two_outputs_is_refused_on_resume_with_the_way_out(tmp_path: Path) -> None:
+    """The cost of counting sharing: live, `reflect` was given one list in
+    both states; replayed, each output holds a copy of its own, which is
+    another call (fail closed), and the refusal says why. A deep copy
+    where it is made replays."""
+    flow, counts = _reviewed(tmp_path / "shared", copied=False)
+    with pytest.raises(RuntimeError, match="mail server down"):
+        flow()
+    with pytest.raises(durable.DefinitionChangedError, match=r"was one object when the record was made"):
+        flow()
+    flow, counts = _reviewed(tmp_path / "copied", copied=True)
+    with pytest.raises(RuntimeError, match="mail server down"):
+        flow()
+    assert flow() == "a>b"
+    assert counts == {"revise": 1, "reflect": 1, "send": 2}
+
+
 # -- an exception a step returns ------------------------------------------------
 
 
