@@ -17,6 +17,7 @@ import enum
 import hashlib
 import inspect
 import os
+import sys
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -77,14 +78,21 @@ class _Walk:
             return
         if len(self.stack) >= MAX_DEPTH:
             raise Undigestable(f"nested deeper than {MAX_DEPTH} levels")
-        if self.meeting and (t is list or t is dict or not unshared(v)):
-            self.met[i] = len(self.kept)
-            self.kept.append(v)
+        meeting = self.meeting
+        if t is list or t is dict or not unshared(v):
+            if meeting:
+                self.met[i] = len(self.kept)
+                self.kept.append(v)
+        elif not isinstance(v, (tuple, frozenset)):
+            # What an immutable value is made of (a dtype's fields) is its own: met
+            # again when it is, not when an equal one is.
+            self.meeting = False
         self.stack[i] = len(self.stack)
         try:
             self._compound(v)
         finally:
             del self.stack[i]
+            self.meeting = meeting
 
     def _compound(self, v: Any) -> None:
         t = type(v)
@@ -136,13 +144,15 @@ _ONE_OF_A_KIND = (type, types.ModuleType, types.FunctionType, types.BuiltinFunct
 def unshared(v: Any) -> bool:
     """Whether one object held twice cannot be told from two equal ones: a
     tuple or frozenset (the objects they hold are met one by one), what
-    nothing changes in place (`unchanging`) and what is one of a kind."""
+    nothing changes in place (`unchanging`, a numpy dtype or scalar) and
+    what is one of a kind."""
     t = type(v)
     if t is list or t is dict or t is set or t is bytearray:
         return False
     if isinstance(v, (tuple, frozenset)) or isinstance(v, _ONE_OF_A_KIND):
         return True
-    return unchanging(v)
+    np = sys.modules.get("numpy")  # a dtype or a scalar of numpy: immutable (joblib's hash agrees)
+    return unchanging(v) or (np is not None and isinstance(v, (np.dtype, np.generic)))
 
 
 # -- what the engine calls ------------------------------------------------------
