@@ -136,6 +136,9 @@ def test_dbos_a_list_held_twice_comes_back_from_its_record_held_twice(tmp_path: 
     assert seen == [True, True]
     held = _round_trip([[1], [2]])
     assert held == [[1], [2]]  # no sharing: plain as before
+    row = [1]
+    tag, _ = codec.encode_value([row, row], allow_pickle=False)
+    assert tag == codec.MSGPACK  # a store without pickle keeps it as before: two lists
 
 
 def _reviewed(tmp_path: Path, *, copied: bool) -> tuple[durable.Workflow[[], str], dict[str, int]]:

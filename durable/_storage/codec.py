@@ -23,7 +23,7 @@ PICKLE = "p"
 PICKLE_OOB = "P"
 
 
-def pack_plain(value: Any) -> bytes | None:
+def pack_plain(value: Any, *, sharing: bool = True) -> bytes | None:
     """The msgpack bytes of value when msgpack gives back exactly this
     value, with the same types; else None. ValueError when msgpack cannot
     hold it (nested too deep, a bytes or str over 4 GiB). One pass in C (a Packer per
@@ -38,7 +38,9 @@ def pack_plain(value: Any) -> bytes | None:
     digest (tuples, sets, complex, bytearray too, type-tagged); and
     `_fingerprint.values.plain_tokens`, which values count by value in a
     fingerprint (stable text tokens, Ellipsis for AST literals). Merging them
-    would change recorded digests and fingerprints, so they stay apart."""
+    would change recorded digests and fingerprints, so they stay apart.
+    `sharing=False`: a value holding one list or dict twice is taken too
+    (it comes back holding two)."""
     try:
         packed = _packers.strict_pack(value)
     except (_NotPlain, UnicodeEncodeError, OverflowError):
@@ -65,7 +67,7 @@ def pack_plain(value: Any) -> bytes | None:
         return packed
     if _BIN_MARKER.search(packed, 1) is not None and _holds_byte_buffer(value):
         return None
-    return None if _holds_twice(value, packed) else packed
+    return None if sharing and _holds_twice(value, packed) else packed
 
 
 _BIN_MARKER = re.compile(b"[\xc4-\xc6]")  # msgpack's bin 8, 16 and 32
@@ -174,6 +176,8 @@ def encode_value(
     `out_of_band`: a pickled value's buffers go after the pickle (`PICKLE_OOB`)."""
     try:
         packed = pack_plain(value)
+        if packed is None and not allow_pickle:  # kept as before, as two lists: not refused
+            packed = pack_plain(value, sharing=False)
         if packed is not None:
             return MSGPACK, packed
         if out_of_band:
