@@ -82,7 +82,7 @@ def _raised(e: BaseException) -> tuple[Any, ...]:
     as an exception too), the frames it passed through (as a traceback shows
     them, without the file's path: the same code raising it on another
     machine or in a restarted notebook is the same call) and, when its
-    built-in classes declare any, what their fields hold."""
+    classes declare any (in C or as `__slots__`), what their fields hold."""
     found = ("raised", e.__cause__, e.__context__, e.__suppress_context__, frames(e))
     fields = c_fields(e)
     return (*found, fields) if fields else found
