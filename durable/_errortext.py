@@ -45,6 +45,16 @@ _short.maxlist = _short.maxtuple = _short.maxset = _short.maxdict = 5
 _short.maxlevel = 3
 
 
+def error_message(exc: BaseException) -> str:
+    """`str(exc)`, or what a traceback shows for an error whose `__str__`
+    raises: taking a user's error's text (for its history, an event, a
+    worker's report) must never raise in place of the error itself."""
+    try:
+        return str(exc)
+    except Exception:
+        return "<exception str() failed>"
+
+
 def preview_of(value: Any, limit: int = 120) -> str:
     """A one-line, bounded repr for messages and listings."""
     text = _short.repr(value)

@@ -13,6 +13,7 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
+from .._errortext import error_message
 from .._storage.clock import now
 from .._storage.keys import Position, attempts_name
 from .._storage.records import Attempt, StepRecord, seal_record
@@ -23,7 +24,7 @@ from .context import RunState
 def attempt_record(exc: BaseException) -> Attempt:
     """A failed try as history keeps it."""
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
-    return Attempt(type(exc).__qualname__, str(exc)[:2000], tb[-4000:], now())
+    return Attempt(type(exc).__qualname__, error_message(exc)[:2000], tb[-4000:], now())
 
 
 def save_failures(

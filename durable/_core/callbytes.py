@@ -53,9 +53,10 @@ _SCALAR: dict[type, Callable[[Any], bytes]] = {
     type(None): lambda v: b"N",
     bytes: lambda v: b"b%d:" % len(v) + v,
     complex: lambda v: b"c" + _pack_complex(v.real, v.imag),
-    bytearray: lambda v: b"B%d:" % len(v) + bytes(v),
 }
-_IMMUTABLE = frozenset(_SCALAR).difference({bytearray})  # what a step cannot change
+# A bytearray is not among them: one held twice (`f(buf, buf)`) is one
+# object, told apart from two equal ones (`identity._Walk.met`).
+_IMMUTABLE = frozenset(_SCALAR)  # what a step cannot change
 # What a record may keep the canonical bytes of: never text nor bytes (see above).
 _NUMBERS = frozenset({int, float, bool, complex, type(None)})
 
@@ -162,5 +163,5 @@ def _shape(signature: inspect.Signature) -> _Shape | None:
 
 def _default(value: Any) -> bytes | None:
     # Only immutable scalars (a mutable one may change); None without one (`Parameter.empty`).
-    enc = _SCALAR.get(type(value)) if type(value) is not bytearray else None
+    enc = _SCALAR.get(type(value))
     return None if enc is None else enc(value)

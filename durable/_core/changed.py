@@ -36,6 +36,7 @@ def arguments_changed(
         + f"arguments changed: {now_called}the record was made by a call with other "
         f"arguments (argument digest {rec.args_digest or 'unknown'}, now {digest or 'unknown'})"
         + (_IN_PLACE if call is not None and any(map(_changeable, _values(call))) else "")
+        + (_SHARED if call is not None and _copies(_values(call)) else "")
         + (_per_process(_values(call)) if call is not None else "")
         + _named(rec.name, rec.fingerprint)
     )
@@ -109,6 +110,41 @@ _IN_PLACE = (
     "returns its recorded value but does not redo that change. Return the new state "
     "from the step instead of changing its arguments"
 )
+
+
+_SHARED = (
+    ". Or a list or dict it holds twice, as two equal copies now, was one object when the record "
+    "was made (a step returning {**state, ...} holds the lists of state; the replayed outputs "
+    "are copies of their own): one object held twice is another argument than two copies "
+    "(a step changing one sees the other change). Pass copy.deepcopy(...) of one where it is "
+    "made, or only what the step needs"
+)
+
+
+def _copies(values: list[Any]) -> bool:
+    """Whether a call's arguments hold two equal lists or dicts (not empty)
+    that are distinct objects, within the first few hundred they hold."""
+    found: list[Any] = []
+    todo, looked = list(values), 0
+    while todo and looked < 5000 and len(found) < 200:
+        v, looked = todo.pop(), looked + 1
+        if type(v) is tuple:
+            todo.extend(v)
+        elif (type(v) is list or type(v) is dict) and v:
+            found.append(v)
+            todo.extend(v.values() if type(v) is dict else v)
+    for i, a in enumerate(found):
+        for b in found[i + 1 :]:
+            if a is not b and type(a) is type(b) and len(a) == len(b) and _equal(a, b):
+                return True
+    return False
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # an item whose __eq__ raises: no hint
+        return False
 
 
 def _answered_for_others(rec: StepRecord, digest: str | None) -> str:

@@ -25,6 +25,7 @@ from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from .._errortext import error_message
 from .._fingerprint.imports import library_module
 from .._fingerprint.reach import is_durable
 from .._fingerprint.values import loaded_value_types
@@ -69,7 +70,7 @@ def content_of(v: Any, *, code: bool = True, walk: Any = None) -> tuple[str, Any
     except NeverWritten as e:  # a closure that captured a secret, pickled for its code
         raise Secret(f"{qualname(type(v))}: {e}") from None
     except Exception as e:  # a property, __reduce_ex__ or tobytes that fails: no digest
-        raise Undigestable(f"{qualname(type(v))}: {type(e).__name__}: {e}") from None
+        raise Undigestable(f"{qualname(type(v))}: {type(e).__name__}: {error_message(e)}") from None
 
 
 def _with_code(v: Any, found: tuple[str, Any]) -> tuple[str, Any]:
@@ -301,7 +302,7 @@ def _left_out_content(value: Any, walk: Any) -> tuple[str, Any]:
         return "left-out", qualname(type(value))
     seen.add(id(value))
     own = copy.copy(walk)
-    own.h, own.stack = hashlib.sha256(), {}
+    own.h, own.stack, own.met, own.kept, own.meeting = hashlib.sha256(), {}, {}, [], True
     try:
         own.feed(value)
     except Secret:

@@ -18,7 +18,7 @@ from dataclasses import field
 from types import TracebackType
 from typing import TypeVar
 
-from .._errortext import warn
+from .._errortext import error_message, warn
 from .._frozen import Frozen, dataclass, made
 
 
@@ -317,7 +317,7 @@ def _warn_broken(callback: object, event: Event, e: Exception) -> None:
     # `-W error` the warning is an exception, which must not end the run.
     try:
         warn(
-            f"durable: event callback {callback!r} raised {type(e).__name__}: {e} on "
+            f"durable: event callback {callback!r} raised {type(e).__name__}: {error_message(e)} on "
             f"{type(event).__name__}; it is ignored from now on (DURABLE_LOG=warning "
             "shows the traceback)",
             RuntimeWarning,

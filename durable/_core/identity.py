@@ -13,13 +13,17 @@ time (fail closed), it is never replayed unchecked."""
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import inspect
 import os
+import sys
+import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._calls import callers
+from .._fingerprint.values import unchanging
 from .callbytes import _IMMUTABLE as _IMMUTABLE
 from .callbytes import _SCALAR, HEX, _str, call_bytes, digest_of, immutable_call
 from .callbytes import _int as _int
@@ -39,11 +43,18 @@ MAX_DEPTH = 200
 
 class _Walk:
     """Feeds one value into a SHA-256. `stack` holds the values being walked
-    (id -> depth) so that a cycle refers back instead of recursing forever."""
+    (id -> depth) so that a cycle refers back instead of recursing forever;
+    `met`, the mutable ones met before (id -> their order; `kept` holds
+    them, so that no id is reused), so that one object held twice
+    (`[row, row]`) refers back too, as pickle's memo does: a step that
+    changes, or copies and changes, one of them sees the other change."""
 
     def __init__(self, *, allow_secrets: bool = True, code: bool = True) -> None:
         self.h = hashlib.sha256()
         self.stack: dict[int, int] = {}
+        self.met: dict[int, int] = {}
+        self.kept: list[Any] = []
+        self.meeting = True  # False inside a set: its order depends on the hash seed
         # False for the step cache: a secret must never be part of a key that
         # other calls (other secrets) could match.
         self.allow_secrets = allow_secrets
@@ -51,21 +62,37 @@ class _Walk:
         self.code = code
 
     def feed(self, v: Any) -> None:
-        enc = _SCALAR.get(type(v))
+        t = type(v)
+        enc = _SCALAR.get(t)
         if enc is not None:
             self.h.update(enc(v))
             return
-        depth = self.stack.get(id(v))
+        i = id(v)
+        depth = self.stack.get(i)
         if depth is not None:
             self.h.update(b"@%d;" % depth)
             return
+        met = self.met.get(i)
+        if met is not None:
+            self.h.update(b"=%d;" % met)
+            return
         if len(self.stack) >= MAX_DEPTH:
             raise Undigestable(f"nested deeper than {MAX_DEPTH} levels")
-        self.stack[id(v)] = len(self.stack)
+        meeting = self.meeting
+        if t is list or t is dict or not unshared(v):
+            if meeting:
+                self.met[i] = len(self.kept)
+                self.kept.append(v)
+        elif not isinstance(v, (tuple, frozenset)):
+            # What an immutable value is made of (a dtype's fields) is its own: met
+            # again when it is, not when an equal one is.
+            self.meeting = False
+        self.stack[i] = len(self.stack)
         try:
             self._compound(v)
         finally:
-            del self.stack[id(v)]
+            del self.stack[i]
+            self.meeting = meeting
 
     def _compound(self, v: Any) -> None:
         t = type(v)
@@ -80,6 +107,8 @@ class _Walk:
                 self.feed(value)
         elif t is set or t is frozenset:
             self._unordered(b"S" if t is set else b"Z", v)
+        elif t is bytearray:
+            self.h.update(b"B%d:" % len(v) + bytes(v))
         elif isinstance(v, Redacted):
             if not self.allow_secrets:
                 raise Secret("it holds a durable.redact() value")
@@ -96,15 +125,34 @@ class _Walk:
 
     def _unordered(self, tag: bytes, items: Iterable[Any]) -> None:
         # Iteration order of a set depends on the hash seed: sort the items' digests.
-        outer, subs = self.h, []
+        outer, subs, meeting = self.h, [], self.meeting
+        self.meeting = False
         try:
             for item in items:
                 self.h = hashlib.sha256()
                 self.feed(item)
                 subs.append(self.h.digest())
         finally:
-            self.h = outer
+            self.h, self.meeting = outer, meeting
         self.h.update(b"%s%d:" % (tag, len(subs)) + b"".join(sorted(subs)))
+
+
+# What is one of a kind: no copy of it is equal to it (`copy.deepcopy` returns it).
+_ONE_OF_A_KIND = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, enum.Enum)
+
+
+def unshared(v: Any) -> bool:
+    """Whether one object held twice cannot be told from two equal ones: a
+    tuple or frozenset (the objects they hold are met one by one), what
+    nothing changes in place (`unchanging`, a numpy dtype or scalar) and
+    what is one of a kind."""
+    t = type(v)
+    if t is list or t is dict or t is set or t is bytearray:
+        return False
+    if isinstance(v, (tuple, frozenset)) or isinstance(v, _ONE_OF_A_KIND):
+        return True
+    np = sys.modules.get("numpy")  # a dtype or a scalar of numpy: immutable (joblib's hash agrees)
+    return unchanging(v) or (np is not None and isinstance(v, (np.dtype, np.generic)))
 
 
 # -- what the engine calls ------------------------------------------------------

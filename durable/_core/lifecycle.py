@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from .._errortext import plain_data
+from .._errortext import error_message, plain_data
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
@@ -221,4 +221,4 @@ def complete(store: Store, manifest: RunRecord, value: Any) -> None:
 
 def error_summary(exc: BaseException) -> dict[str, str]:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
-    return {"type": type(exc).__qualname__, "message": str(exc)[:2000], "traceback": tb[-4000:]}
+    return {"type": type(exc).__qualname__, "message": error_message(exc)[:2000], "traceback": tb[-4000:]}

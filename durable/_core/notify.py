@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .._errortext import error_message
 from .._storage.keys import Position, format_position
 from .._storage.records import RunRecord, StepRecord
 from . import events, logs, tracing  # noqa: F401  (the consumers subscribe on import)
@@ -156,5 +157,5 @@ def run_interrupted(ctx: RunState, exc: BaseException) -> None:
 
 
 def error_text(exc: BaseException) -> str:
-    text = str(exc)
+    text = error_message(exc)
     return f"{type(exc).__qualname__}: {text}" if text else type(exc).__qualname__

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from .._storage.raised import RAISED_AT
 from .code import _user_classes
 
 
@@ -50,7 +51,7 @@ def own_state(
                     state[slot] = member.__get__(v, cls)
                 except AttributeError:
                     continue  # never set
-    for name in [*skip, *(n for n, x in list(state.items()) if not memo_counts(v, own, n, x))]:
+    for name in [*skip, RAISED_AT, *(n for n, x in list(state.items()) if not memo_counts(v, own, n, x))]:
         state.pop(name, None)
     return sorted(state.items(), key=lambda pair: pair[0]) if state else None
 

@@ -10,12 +10,13 @@ bound at run time (`bound_at_run_time`)."""
 from __future__ import annotations
 
 import copyreg
+import sys
 import types
 from typing import Any
 
-from .._calls import durables_frame
+from .._storage.raised import RAISED_AT, c_fields, frames
 from .arrays import qualname
-from .ownstate import left_out, memo_counts
+from .ownstate import left_out, memo_counts, own_state
 
 
 def reduced(v: Any) -> tuple[str, Any]:
@@ -32,15 +33,17 @@ def reduced(v: Any) -> tuple[str, Any]:
     reducer = copyreg.dispatch_table.get(type(v))
     reduced = v.__reduce_ex__(4) if reducer is None else reducer(v)
     if isinstance(reduced, str):  # pickled by name: a builtin function, a singleton
-        named = (getattr(v, "__module__", None), reduced)
+        named: tuple[Any, ...] = (getattr(v, "__module__", None), reduced)
         # An object of the user's class named so still holds its own state, which it reads.
         left = left_out(v, None)
+        if not _found_by_name(v, reduced):
+            named += (_own(v),)
         return f"global:{name}", named if left is None else (*named, left)
     parts = list(reduced) + [None] * (5 - len(reduced))
     fn, args, state, list_items, dict_items = parts[:5]
     left = left_out(v, state)
     if type(state) is dict:  # as in `own_state`
-        state = {k: x for k, x in state.items() if memo_counts(v, type(v).__mro__, k, x)}
+        state = {k: x for k, x in state.items() if k != RAISED_AT and memo_counts(v, type(v).__mro__, k, x)}
     listed = list(list_items) if list_items is not None else None
     pairs = list(dict_items) if dict_items is not None else None
     stand_in: tuple[Any, ...] = (fn, args, state, listed, pairs)
@@ -49,21 +52,40 @@ def reduced(v: Any) -> tuple[str, Any]:
     return f"object:{name}", stand_in if left is None else (*stand_in, left)
 
 
+def _found_by_name(v: Any, name: str) -> bool:
+    """Whether the name `v` is pickled by finds it, as pickle looks it up."""
+    module = getattr(v, "__module__", None)
+    if module is None:
+        import pickle
+
+        module = getattr(pickle, "whichmodule")(v, name)  # noqa: B009 - not in typeshed
+    owner: Any = sys.modules.get(module) if isinstance(module, str) else None
+    for part in name.split("."):
+        owner = getattr(owner, part, None)
+    return owner is v
+
+
+def _own(v: Any) -> Any:
+    """What an object its name does not find holds (a `typing.NewType` a
+    factory made: its name and the type it stands for); the name stands for
+    another object or for none, so without state of its own to count it has
+    no digest (fail closed)."""
+    own = own_state(v, by_getstate=False)
+    if own is None:
+        raise TypeError("it is pickled by a name that does not find it")  # `content_of`: no digest
+    return own
+
+
 def _raised(e: BaseException) -> tuple[Any, ...]:
-    """What pickle leaves out of an exception: the one it was raised from,
-    the one being handled when it was raised (each digested as an exception
-    too) and the frames it passed through, by module, function and line (as
-    a traceback shows them, without the file's path: the same code raising
-    it on another machine or in a restarted notebook is the same call).
-    Not durable's own frames: a step's failure passes through others on a
-    resumed run than on a fresh one (and they are cut from what is shown)."""
-    frames = []
-    tb: types.TracebackType | None = e.__traceback__
-    while tb is not None:
-        if not durables_frame(tb):
-            frames.append((tb.tb_frame.f_globals.get("__name__"), tb.tb_frame.f_code.co_name, tb.tb_lineno))
-        tb = tb.tb_next
-    return ("raised", e.__cause__, e.__context__, e.__suppress_context__, frames)
+    """What pickle leaves out of an exception (`raised`): the one it was
+    raised from and the one being handled when it was raised (each digested
+    as an exception too), the frames it passed through (as a traceback shows
+    them, without the file's path: the same code raising it on another
+    machine or in a restarted notebook is the same call) and, when its
+    classes declare any (in C or as `__slots__`), what their fields hold."""
+    found = ("raised", e.__cause__, e.__context__, e.__suppress_context__, frames(e))
+    fields = c_fields(e)
+    return (*found, fields) if fields else found
 
 
 def bound_at_run_time(m: types.MethodType) -> bool:

@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from .._errortext import error_message
 from .._fingerprint.fingerprint import Fingerprint
 from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key, memo_witness
 from .._fingerprint.reach import may_answer
@@ -194,7 +195,7 @@ def check_output(validate: Callable[[Any], object], step: str, output: Any) -> A
     try:
         ok = validate(output)
     except Exception as e:
-        raise ValidationError(step, who, output, f"it raised {type(e).__name__}: {e}") from e
+        raise ValidationError(step, who, output, f"it raised {type(e).__name__}: {error_message(e)}") from e
     if not ok:
         # A validator that only raises on a bad output returns None on a good
         # one: it rejected every output, with no hint of why.

@@ -25,10 +25,12 @@ from .._core.retry import RetryPolicy
 from .._core.spec import own_step_spec, step_spec
 from .._core.stillheld import still_held
 from .._core.tracing import item_span
+from .._errortext import error_message
 from .._storage import codec
 from ..errors import ConfigurationError, SerializationError
 from .gate import Gate
 from .orphan import leave_if_orphaned
+from .outcome import unpack_outcome
 from .workercode import fn_travel, item_blob, worker_fn, worker_item
 
 # Where an item runs in the run's trace: the run span's W3C headers (None:
@@ -105,14 +107,6 @@ async def _acall(fn: Callable[[Any], Any], spec: Any, item: Any) -> Any:
     return await spec.attempt()(*args)
 
 
-class RemoteTraceback(Exception):
-    """Set as `__cause__` of an exception raised in another process: its
-    message is the traceback as the worker saw it."""
-
-    def __str__(self) -> str:
-        return f"\n{self.args[0]}" if self.args else ""
-
-
 def run_pickled(
     token: str,
     fn_blob: bytes,
@@ -139,7 +133,7 @@ def run_pickled(
     try:
         return codec.dumps_callable((True, value, ""))
     except Exception as exc:
-        err = SerializationError(repr(fn), type(value).__qualname__, f"{type(exc).__name__}: {exc}")
+        err = SerializationError(repr(fn), type(value).__qualname__, f"{type(exc).__name__}: {error_message(exc)}")
         return _pack_error(err)
 
 
@@ -147,23 +141,12 @@ def _pack_error(exc: Exception) -> bytes:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
         packed = codec.dumps_callable((False, exc, tb))
-        # One that pickles but cannot be unpickled (a __reduce__ of its own
-        # giving what its __init__ refuses) would raise a TypeError of its own
-        # in the workflow process in place of the item's error: try it here.
+        # One that pickles but cannot be unpickled (a __reduce__ giving what its __init__
+        # refuses) would raise a TypeError in the workflow process in place of the item's error.
         codec.loads_callable(packed)
         return packed
     except Exception:  # an exception that cannot travel still reports its text
-        return codec.dumps_callable((False, RuntimeError(f"{type(exc).__name__}: {exc}"), tb))
-
-
-def unpack_outcome(data: bytes) -> Any:
-    ok, value, tb = codec.loads_callable(data)
-    if ok:
-        return value
-    # Dask carries remote tracebacks itself (tblib); a process pool does not.
-    if tb and value.__traceback__ is None and value.__cause__ is None:
-        value.__cause__ = RemoteTraceback(tb)
-    raise value
+        return codec.dumps_callable((False, RuntimeError(f"{type(exc).__name__}: {error_message(exc)}"), tb))
 
 
 class Pool(Protocol):

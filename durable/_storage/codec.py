@@ -4,9 +4,11 @@ msgpack; cloudpickle is in `codec_pickle`, loaded when a value needs it."""
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 from collections.abc import Callable, Collection
+from itertools import compress
 from typing import Any
 
 import msgpack
@@ -21,7 +23,7 @@ PICKLE = "p"
 PICKLE_OOB = "P"
 
 
-def pack_plain(value: Any) -> bytes | None:
+def pack_plain(value: Any, *, sharing: bool = True) -> bytes | None:
     """The msgpack bytes of value when msgpack gives back exactly this
     value, with the same types; else None. ValueError when msgpack cannot
     hold it (nested too deep, a bytes or str over 4 GiB). One pass in C (a Packer per
@@ -36,7 +38,9 @@ def pack_plain(value: Any) -> bytes | None:
     digest (tuples, sets, complex, bytearray too, type-tagged); and
     `_fingerprint.values.plain_tokens`, which values count by value in a
     fingerprint (stable text tokens, Ellipsis for AST literals). Merging them
-    would change recorded digests and fingerprints, so they stay apart."""
+    would change recorded digests and fingerprints, so they stay apart.
+    `sharing=False`: a value holding one list or dict twice is taken too
+    (it comes back holding two)."""
     try:
         packed = _packers.strict_pack(value)
     except (_NotPlain, UnicodeEncodeError, OverflowError):
@@ -51,10 +55,19 @@ def pack_plain(value: Any) -> bytes | None:
     # `strict_types`: they would come back as bytes. A scalar holds none;
     # otherwise only a value whose bytes hold a bin marker can hold one (a
     # list of ints mostly does: 196 packs as cc c4).
-    if type(value) not in _SCALARS and _BIN_MARKER.search(packed) is not None:
-        if _holds_byte_buffer(value):
-            return None
-    return packed
+    # One list or dict held twice would come back as two (`_holds_twice`):
+    # only a list or dict holding a list, dict or byte buffer (a marker of
+    # one after the first byte) holds either.
+    t = type(value)
+    if t in _SCALARS:
+        return packed
+    if t is not list and t is not dict:
+        return None if _BIN_MARKER.search(packed) is not None and _holds_byte_buffer(value) else packed
+    if _HELD_MARKER.search(packed, 1) is None or (t is list and _only_scalars(value)):
+        return packed
+    if _BIN_MARKER.search(packed, 1) is not None and _holds_byte_buffer(value):
+        return None
+    return None if sharing and _holds_twice(value, packed) else packed
 
 
 _BIN_MARKER = re.compile(b"[\xc4-\xc6]")  # msgpack's bin 8, 16 and 32
@@ -98,6 +111,33 @@ def _only_scalars(items: Collection[Any]) -> bool:
 
 
 _NOT_SCALAR = (list, dict, bytearray, memoryview)
+_CONTAINERS = (list, dict)
+_IS_CONTAINER = frozenset(_CONTAINERS).__contains__
+_NESTED_MARKER = re.compile(b"[\x80-\x9f\xdc-\xdf]")  # msgpack's array and map markers
+_HELD_MARKER = re.compile(b"[\x80-\x9f\xc4-\xc6\xdc-\xdf]")  # and its bin markers
+
+
+def _holds_twice(value: Any, packed: bytes) -> bool:
+    """Whether a value msgpack took holds one list or dict twice (`[row,
+    row]`): it would come back as two equal ones, which a step that changes
+    one tells apart, and so does the digest of the next step given it
+    (pickle keeps it one). Level by level, the items listed and their types
+    told in C (`gc.get_referents`: a dict's values, and maybe its keys).
+    Not when the bytes hold fewer than two markers of a list or a map after
+    the first (most outputs)."""
+    first = _NESTED_MARKER.search(packed, 1)
+    if first is None or _NESTED_MARKER.search(packed, first.end()) is None:
+        return False
+    level: list[Any] = [value]
+    seen = {id(value)}
+    while level:
+        held = gc.get_referents(*level)
+        level = list(compress(held, map(_IS_CONTAINER, map(type, held))))
+        before = len(seen)
+        seen.update(map(id, level))
+        if len(seen) != before + len(level):
+            return True
+    return False
 
 
 class _NotPlain(Exception):
@@ -136,6 +176,8 @@ def encode_value(
     `out_of_band`: a pickled value's buffers go after the pickle (`PICKLE_OOB`)."""
     try:
         packed = pack_plain(value)
+        if packed is None and not allow_pickle:  # kept as before, as two lists: not refused
+            packed = pack_plain(value, sharing=False)
         if packed is not None:
             return MSGPACK, packed
         if out_of_band:

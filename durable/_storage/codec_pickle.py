@@ -14,6 +14,8 @@ from typing import Any
 
 import cloudpickle
 
+from .raised import chained
+
 _IN_MEMORY = (io.StringIO, io.BytesIO)
 _OOB_HEAD = struct.Struct(">QI")  # length of the pickle, number of buffers
 _OOB_BUF = struct.Struct(">QQ")  # offset (from the start) and length of each
@@ -62,15 +64,14 @@ def _part(value: Any, path: str, depth: int = 0) -> str:
 
 class _Traveller(cloudpickle.CloudPickler):  # type: ignore[misc]
     """cloudpickle, except for exceptions whose own `__init__` takes other
-    arguments than their `args` (`rebuild_exception`): what goes to and comes
+    arguments than their `args` (`rebuild_exception`), and which keep their
+    chain and fields (`raised.chained`): what goes to and comes
     back from `loop_over` workers (an item's error among it), and the base of
     what a store keeps."""
 
     def reducer_override(self, obj: Any) -> Any:
-        if isinstance(obj, BaseException):
-            reduced = _exception_reduce(obj)
-            if reduced is not None:
-                return reduced
+        if isinstance(obj, BaseException):  # with what pickle leaves out of it (`raised`)
+            return chained(obj, _exception_reduce(obj))
         return super().reducer_override(obj)
 
 
