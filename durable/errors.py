@@ -42,11 +42,11 @@ from ._errortext import (
     lease_lost_text,
     other_call,
     plain_data,
-    preview_of,
     shell_words,
 )  # fmt: skip
-from ._errortext import reduce_error as _reduce
 from ._errortext import stamp as _stamp
+from ._valuetext import preview_of
+from ._valuetext import reduce_error as _reduce
 
 
 class DurableError(Exception):

@@ -58,7 +58,7 @@ def test_the_preview_of_a_huge_bytes_output_does_not_repr_all_of_it() -> None:
     reprlib then cut to 60 characters (it has no rule for bytes)."""
     import tracemalloc
 
-    from durable._errortext import preview_of
+    from durable._valuetext import preview_of
 
     big = b"x" * 20_000_000
     tracemalloc.start()

@@ -9,7 +9,7 @@ import inspect
 from collections.abc import Callable, Generator
 from typing import Any, TypeVar
 
-from .._errortext import preview_of
+from .._valuetext import preview_of
 from ..errors import DefinitionChangedError
 
 T = TypeVar("T")

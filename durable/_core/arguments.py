@@ -10,12 +10,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._calls import an_option
-from .._errortext import NO_DIGEST, near, preview_of
+from .._errortext import NO_DIGEST, near
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.keys import check_key_part
 from .._storage.manifest import manifest_arguments
 from .._storage.records import RunRecord
+from .._valuetext import preview_of
 from ..errors import ConfigurationError
 from .changed import why_no_digest
 from .identity import (

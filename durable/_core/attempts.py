@@ -13,10 +13,10 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
-from .._errortext import error_message
 from .._storage.clock import now
 from .._storage.keys import Position, attempts_name
 from .._storage.records import Attempt, StepRecord, seal_record
+from .._valuetext import error_message
 from ..errors import StorageError
 from .context import RunState
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errortext import NOT_AS_LEFT, READ_BACK, and_list, preview_of
+from .._errortext import NOT_AS_LEFT, READ_BACK, and_list
 from .._storage.records import INPUT_KIND, StepRecord
+from .._valuetext import preview_of
 from .content import Undigestable, content_of
 from .identity import is_token, value_digest
 from .named import NAMED

@@ -25,11 +25,11 @@ from collections import ChainMap, UserDict, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from .._errortext import error_message
 from .._fingerprint.imports import library_module
 from .._fingerprint.reach import is_durable
 from .._fingerprint.values import loaded_value_types
 from .._storage import codec
+from .._valuetext import error_message
 from .arrays import arrays, qualname
 from .classcells import captured_by_class
 from .code import class_stamp, function_stamp, made_at_run_time, module_stamp

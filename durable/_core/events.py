@@ -18,8 +18,9 @@ from dataclasses import field
 from types import TracebackType
 from typing import TypeVar
 
-from .._errortext import error_message, warn
+from .._errortext import warn
 from .._frozen import Frozen, dataclass, made
+from .._valuetext import error_message
 
 
 def _now() -> float:

@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from .._errortext import error_message, plain_data
+from .._errortext import plain_data
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
@@ -17,6 +17,7 @@ from .._storage.keys import new_incarnation
 from .._storage.manifest import decode_manifest, write_manifest
 from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
+from .._valuetext import error_message
 from ..errors import DefinitionChangedError, LeaseLostError, SerializationError, StorageError
 from .arguments import at_default, encode_arguments
 from .context import RunState

@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .._errortext import error_message
 from .._storage.keys import Position, format_position
 from .._storage.records import RunRecord, StepRecord
+from .._valuetext import error_message
 from . import events, logs, tracing  # noqa: F401  (the consumers subscribe on import)
 from .context import RunState
 

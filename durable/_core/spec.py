@@ -13,12 +13,12 @@ from contextvars import ContextVar
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from .._errortext import error_message
 from .._fingerprint.fingerprint import Fingerprint
 from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key, memo_witness
 from .._fingerprint.reach import may_answer
 from .._fingerprint.scriptnames import module_label
 from .._frozen import Frozen, dataclass
+from .._valuetext import error_message
 from ..errors import DefinitionChangedError, DurableError, ValidationError
 from .bound import bare, binds
 from .context import RunState

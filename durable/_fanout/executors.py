@@ -25,8 +25,8 @@ from .._core.retry import RetryPolicy
 from .._core.spec import own_step_spec, step_spec
 from .._core.stillheld import still_held
 from .._core.tracing import item_span
-from .._errortext import error_message
 from .._storage import codec
+from .._valuetext import error_message
 from ..errors import ConfigurationError, SerializationError
 from .gate import Gate
 from .orphan import leave_if_orphaned

@@ -10,8 +10,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .._errortext import preview_of
 from .._storage.keys import format_position
+from .._valuetext import preview_of
 from .history import StepInfo
 from .runs import RunInfo
 

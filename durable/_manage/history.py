@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
-from .._errortext import preview_of
 from .._frozen import Compared, Frozen, dataclass
 from .._storage import codec
 from .._storage.base import Store
@@ -35,6 +34,7 @@ from .._storage.records import (
     unseal,
 )
 from .._storage.timers import timer_of
+from .._valuetext import preview_of
 from ..errors import CorruptRecordError
 from .changed import after_changed, outdated, unfinished
 from .reads import reading_run
