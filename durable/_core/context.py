@@ -47,6 +47,7 @@ class RunState(Compared):
     # A sleep's timer: (wake-up time, digest of its duration; None in an old record).
     timers: dict[Position, tuple[float, str | None]] = field(default_factory=dict)
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
+    unkept: dict[int, Any] = field(default_factory=dict)  # persist=False outputs (`unkept`)
     kept_items: int = 0  # the item results this attempt kept (`Block._write`): its code made them
     policy: str = "refuse"
     durability: str | None = None  # the level it was given (a child takes it): None, its store's

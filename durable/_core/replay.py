@@ -36,7 +36,7 @@ from ..errors import (
     NondeterminismError,
     StorageError,
 )
-from . import cancel, finished, notify
+from . import cancel, finished, notify, unkept
 from .changed import arguments_changed, changed_in_place
 from .context import RunState
 from .discarded import forget_children
@@ -237,6 +237,8 @@ def commit(
     if not ctx.open:  # an asyncio task or thread that outlived the body: the run is over
         raise _outlived(ctx, record)
     record.ended = clock.clock.time()  # `clock.now()`, without its call
+    if persist and record.encoding is None and unkept.holds(ctx, value):
+        persist, record.extra["unkept"] = False, True  # kept as a persist=False output is: a marker
     record.persisted = persist
     try:
         if persist and record.encoding is None:

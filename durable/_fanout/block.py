@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .._core import notify
+from .._core import notify, unkept
 from .._core.attempts import keep_failure
 from .._core.changed import in_place_warning
 from .._core.context import RunState
@@ -214,8 +214,8 @@ class Block:
         return {digest: one_copy_each(recs) for digest, recs in found.items()}
 
     def save_item(self, index: int, value: Any) -> None:
-        if not self.checkpoint:
-            return
+        if not self.checkpoint or unkept.holds(self.ctx, value):
+            return  # an output holding a persist=False step's is not kept: the item runs again
         self._same_code()
         digest = self.digests[index]
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
@@ -262,6 +262,8 @@ class Block:
 
     def commit(self, results: list[Any]) -> list[Any]:
         self._same_code()
+        if not self.persist:  # nothing holding them is kept either (`unkept`)
+            unkept.note(self.ctx, results)
         if self.record is not None:  # the marker of a persist=False block is there already
             self.ctx.executed += 1
             notify.executed(self.ctx, self.record)

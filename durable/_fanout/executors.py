@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+from .._core import unkept
 from .._core.cacheplain import plain_plan
 from .._core.cachewhy import tell_elsewhere
 from .._core.context import ItemScope, RunState, current_state, enter_plain
@@ -68,7 +69,8 @@ def call_item(
         args = step_args(fn, item)
         if spec.cache is not None and local:
             return drive_sync(plain_plan(spec, args, {}, ONE_TRY))
-        return spec.attempt()(*args)
+        value = spec.attempt()(*args)
+        return value if spec.persist else unkept.returned(value)
     finally:
         reset()
 
@@ -133,11 +135,13 @@ def run_pickled(
     leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
     try:
         # Another process: the run's store is not known here, so no cache.
+        before = unkept.here.returned
         value = call_item(fn, item, trace, local=False)
+        made = unkept.UNKEPT if unkept.here.returned != before else ""  # it comes back as another object
     except Exception as exc:
         return _pack_error(exc)
     try:
-        return codec.dumps_callable((True, value, ""))
+        return codec.dumps_callable((True, value, made))
     except Exception as exc:
         err = SerializationError(repr(fn), type(value).__qualname__, f"{type(exc).__name__}: {exc}")
         return _pack_error(err)
@@ -158,8 +162,8 @@ def _pack_error(exc: Exception) -> bytes:
 
 def unpack_outcome(data: bytes) -> Any:
     ok, value, tb = codec.loads_callable(data)
-    if ok:
-        return value
+    if ok:  # a persist=False step's output made there: held as one here
+        return unkept.returned(value) if tb == unkept.UNKEPT else value
     # Dask carries remote tracebacks itself (tblib); a process pool does not.
     if tb and value.__traceback__ is None and value.__cause__ is None:
         value.__cause__ = RemoteTraceback(tb)
