@@ -106,7 +106,10 @@ def _changed(
         rec.fingerprint, rec.args_digest, rec.args_bytes = fp, digest, None  # the old call's bytes
         rec.extra = {k: v for k, v in rec.extra.items() if k != "in_place"}
         data = seal_record(rec.to_bytes(), ctx.store.signing_key)
-        ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
+        try:
+            ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
+        except LeaseLostError as e:  # final, as any write's (`commit`)
+            raise lease_lost(ctx, pos, e) from None
         if rec.persisted:
             ctx.replayed += 1
         return rec
