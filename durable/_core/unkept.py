@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from .._storage.codec import holds_any
@@ -92,6 +92,19 @@ def returned(value: T) -> T:
     """A persist=False step's plain call returned value (no record of its own)."""
     note(current_state(), value)
     return value
+
+
+def made_by(spec: Any, value: T) -> T:
+    """value, as a step's plain call returned it (`returned` for a persist=False step)."""
+    return value if spec.persist else returned(value)
+
+
+def made_elsewhere(call: Callable[[], T]) -> tuple[T, str]:
+    """call's value, and `UNKEPT` when a persist=False step returned something
+    in it outside a run's state (a worker's: its output is another object there)."""
+    before = here.returned
+    value = call()
+    return value, UNKEPT if here.returned != before else ""
 
 
 async def awaited(made: Awaitable[T]) -> T:

@@ -48,14 +48,13 @@ def call_item(
     local: bool = True,
     scope: ItemScope | None = None,
 ) -> Any:
-    """Make one try of one item. A step runs its body without a record of its own; its
-    retries are the block's to make (`_fanout.tries`: the workflow process keeps each failed
-    try before the next starts). Durable calls inside run plainly. `run`: the run a pool's
-    thread works for (this process's threads share its store). A cached step uses its cache
-    where the store is known: in this process (`local`), not in another process's worker.
-    `scope`: the item's position, try and index in the run, as `current_run()` tells them; a
-    try queued to a thread pool starts only while the run's lease holds (a worker is free
-    maybe after a stall past it, the run taken over meanwhile)."""
+    """Make one try of one item. A step runs its body without a record of its own; its retries
+    are the block's to make (`_fanout.tries`: the workflow process keeps each failed try before
+    the next starts). Durable calls inside run plainly. `run`: the run a pool's thread works for
+    (this process's threads share its store). A cached step uses its cache where the store is
+    known: in this process (`local`), not in another process's worker. `scope`: the item's
+    position, try and index in the run, as `current_run()` tells them; a try queued to a thread
+    pool starts only while the run's lease holds (a worker freed after a stall past it)."""
     if trace[0]:
         with item_span(*trace):
             return call_item(fn, item, NO_TRACE, run, local=local, scope=scope)
@@ -69,8 +68,7 @@ def call_item(
         args = step_args(fn, item)
         if spec.cache is not None and local:
             return drive_sync(plain_plan(spec, args, {}, ONE_TRY))
-        value = spec.attempt()(*args)
-        return value if spec.persist else unkept.returned(value)
+        return unkept.made_by(spec, spec.attempt()(*args))
     finally:
         reset()
 
@@ -135,9 +133,7 @@ def run_pickled(
     leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
     try:
         # Another process: the run's store is not known here, so no cache.
-        before = unkept.here.returned
-        value = call_item(fn, item, trace, local=False)
-        made = unkept.UNKEPT if unkept.here.returned != before else ""  # it comes back as another object
+        value, made = unkept.made_elsewhere(lambda: call_item(fn, item, trace, local=False))
     except Exception as exc:
         return _pack_error(exc)
     try:
