@@ -22,6 +22,7 @@ from .._core.plan import Look
 from .._core.replay import boundary, same_call
 from .._core.retry import RetryPolicy
 from .._core.spec import step_spec
+from .._core.stillheld import lease_lost
 from .._storage.keys import Position, call_key, item_name
 from .._storage.records import TRIES_KIND, TRIES_MARK, Attempt, StepRecord, seal
 from ..errors import (
@@ -260,4 +261,4 @@ def keep_item(ctx: RunState, pos: Position, index: int, rec: StepRecord) -> None
     try:
         store.replace_record(ctx.workflow, ctx.run_id, item_name(pos, index), data)
     except LeaseLostError as e:  # checked before the write; `e.written` if found after it
-        raise ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why, written=e.written)) from None
+        raise lease_lost(ctx, pos, e) from None
