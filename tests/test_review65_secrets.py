@@ -94,3 +94,22 @@ def test_a_workflow_or_a_child_returning_it_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SerializationError, match="persist=False"):
         parent()
     assert_absent(tmp_path / "store")
+
+
+def test_a_number_it_returned_is_not_kept_as_the_next_calls_bytes(tmp_path: Path) -> None:
+    # A call of numbers keeps its canonical bytes, which spell them: a PIN read by a
+    # persist=False step and passed on was written in the next step's record.
+    @durable.step(name="pin", persist=False)
+    def pin() -> int:
+        return int("98765" + "432123")
+
+    @durable.step(name="use")
+    def use(code: int) -> int:
+        return 1
+
+    @durable.workflow(name="pins", store=str(tmp_path / "store"), run_id="p1")
+    def pins() -> int:
+        return use(pin())
+
+    assert pins() == 1
+    assert b"98765432123" not in store_bytes(tmp_path / "store")

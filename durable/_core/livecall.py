@@ -204,6 +204,8 @@ def finish(
     kept = None
     if canonical is not None and written is digest:  # what its replay compares (`same_fields`)
         kept = record.args_bytes = kept_bytes(spec.signature, call[0], canonical)
+        if kept is not None and unkept.holds(ctx, call[0]):  # they spell a persist=False output
+            kept = record.args_bytes = None
     if reopened is not None:
         record.extra["reopened"] = reopened
     # Bytes kept hold numbers passed positionally, which no step can change: what
