@@ -15,7 +15,10 @@ a completed run hands back its stored result, and there is none to store.
 Identity, not equality: a value made from the secret (`f"Bearer {token}"`)
 is not found, and what is equal to it by chance is not refused. Values every
 piece of code shares (None, booleans, small numbers, empty and one-letter
-strings) are not held: a step returning `True` marks nothing."""
+strings) are not held: a step returning `True` marks nothing. A string
+constant of the code is one object wherever Python shares it (an interned
+name): returned by such a step, an output of another step holding the same
+constant is not kept either (it runs again: fail closed)."""
 
 from __future__ import annotations
 
