@@ -15,12 +15,13 @@ from .._core.identity import value_digest
 from .._core.inputs import wait_for_input
 from .._core.plan import Pause, Plan, apause, drive_async, drive_sync, named, pause
 from .._core.replay import commit, kept_timer, lookup
+from .._core.stillheld import lease_lost
 from .._fanout.progress import ProgressCallback
 from .._storage.clock import check_wait, now
 from .._storage.keys import Position, timer_name
 from .._storage.records import StepRecord, seal
 from .._storage.timers import timer_bytes
-from ..errors import ConfigurationError, Suspended
+from ..errors import ConfigurationError, LeaseLostError, Suspended
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -194,7 +195,10 @@ def _sleep_plan(ctx: RunState, seconds: float, pos: Position) -> Plan[None]:
         ctx.timers[pos] = (until, digest)
         name = timer_name(pos)
         data = seal(timer_bytes(until, digest), ctx.store.signing_key)
-        ctx.store.replace_record(ctx.workflow, ctx.run_id, name, data)
+        try:
+            ctx.store.replace_record(ctx.workflow, ctx.run_id, name, data)
+        except LeaseLostError as e:  # final, as any write's (`replay.commit`)
+            raise lease_lost(ctx, pos, e) from None
     remaining = until - now()
     if remaining > 0:  # a cancel during it leaves the timer, the run ends `cancelled`
         yield Pause(remaining, cancel.look(ctx))

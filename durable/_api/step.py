@@ -17,6 +17,7 @@ from .._core.retry import RetryOn, RetryPolicy
 from .._core.signature import call_signature
 from .._core.spec import StepSpec, current_fingerprint, with_validator
 from .._core.steps import step_plan, sync_caller
+from .._core.unkept import awaited
 from .._fingerprint.madewith import DECORATING
 from .._fingerprint.memo import memo_fingerprint
 from .._fingerprint.reach import default_name
@@ -210,6 +211,8 @@ class _AsyncStep:
                 from .._core.cacheplain import plain_plan
 
                 return named(drive_async(plain_plan(self._spec, args, kwargs)), self._name)
+            if not self._spec.persist:  # what holds its output is not kept either (`unkept`)
+                return awaited(self._spec.attempt()(*args, **kwargs))
             return self._spec.attempt()(*args, **kwargs)  # type: ignore[no-any-return]
         pos = ctx.take_position(self._spec.what)
         return named(drive_async(step_plan(ctx, self._spec, args, kwargs, pos)), self._name)

@@ -11,8 +11,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from .._storage.files import describe, display, first_stale, normalise
-from .._storage.keys import Position
+from .._storage.files import describe, display, first_stale, normalise, paired
+from .._storage.keys import Position, position_key
 from ..errors import ArtifactMissingError, ConfigurationError
 from .context import RunState, StepFrame, _step_var, active_run
 from .replay import reopen
@@ -88,13 +88,25 @@ def produced(
 def check_record(ctx: RunState, rec: Any, policy: str) -> str | None:
     """Why a step record may not be replayed ("artifact X missing"), or None
     when every artifact it lists is as recorded. Raises under "refuse"."""
-    stale = first_stale(rec.artifacts, ctx.store)
+    stale = first_stale(_paired(ctx, rec), ctx.store)
     if stale is None:
         return None
     entry, now = stale
     if policy == "refuse":
         raise ArtifactMissingError(ctx.run_id, rec.position, rec.name, display(entry["url"]), now)
     return f"artifact {display(entry['url'])} {now}"
+
+
+def _paired(ctx: RunState, rec: Any) -> list[dict[str, Any]]:
+    """rec's entries, a folder's with what the run's later records registered
+    in it (`files.paired`): a file a later step wrote there is no change."""
+    entries: list[dict[str, Any]] = rec.artifacts
+    if not any(e.get("kind") == "folder" for e in entries):
+        return entries
+    after = position_key(rec.position)
+    later = [e["url"] for p in list(ctx.records) if position_key(p) > after
+             for e in (ctx.records[p].artifacts or ()) if ctx.records[p].persisted]  # fmt: skip
+    return [paired(e, later) for e in entries]
 
 
 def recheck(ctx: RunState, rec: Any, policy: str) -> str | None:

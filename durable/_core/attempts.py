@@ -17,8 +17,9 @@ from .._storage.clock import now
 from .._storage.keys import Position, attempts_name
 from .._storage.records import Attempt, StepRecord, seal_record
 from .._valuetext import error_message
-from ..errors import StorageError
+from ..errors import LeaseLostError, StorageError
 from .context import RunState
+from .stillheld import lease_lost
 
 
 def attempt_record(exc: BaseException) -> Attempt:
@@ -60,8 +61,11 @@ def save_failures(
     data = seal_record(rec.to_bytes(), ctx.store.signing_key)
     # History only: the failure being recorded matters more than a store
     # that cannot take it (the same fault usually caused it: disk full).
-    with contextlib.suppress(StorageError):
-        ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)
+    try:
+        with contextlib.suppress(StorageError):
+            ctx.store.replace_record(ctx.workflow, ctx.run_id, attempts_name(pos), data)
+    except LeaseLostError as e:  # another process may run the run now: final, even if caught
+        raise lease_lost(ctx, pos, e) from None
 
 
 def keep_failure(

@@ -17,7 +17,7 @@ from .._storage.clock import now
 from .._storage.factory import default_store
 from .._storage.keys import Position
 from ..errors import SerializationError, StorageError
-from . import artifacts, runread
+from . import artifacts, runread, unkept
 from .bound import with_bound
 from .cache import Ticket, kept_for, ticket_for
 from .changed import not_cached_in_place
@@ -97,9 +97,9 @@ def _computed(
         return value  # a hit could not redo what the body did to its arguments
     if ticket.changed_captured() or ticket.read_its_run():
         return value  # nor what it did to the values its closure captured, nor its run
-    if holds_redacted(value):
-        return value  # a secret is never written
     run = current_state()
+    if holds_redacted(value) or unkept.holds(run, value):
+        return value  # a secret is never written (nor a persist=False step's output)
     try:
         if run is None:
             return ticket.keep(value, entries, started)[1]

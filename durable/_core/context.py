@@ -47,6 +47,7 @@ class RunState(Compared):
     # A sleep's timer: (wake-up time, digest of its duration; None in an old record).
     timers: dict[Position, tuple[float, str | None]] = field(default_factory=dict)
     items: dict[Position, dict[int, bytes]] = field(default_factory=dict)
+    unkept: dict[int, Any] = field(default_factory=dict)  # persist=False outputs (`unkept`)
     kept_items: int = 0  # the item results this attempt kept (`Block._write`): its code made them
     policy: str = "refuse"
     durability: str | None = None  # the level it was given (a child takes it): None, its store's
@@ -297,8 +298,11 @@ def enter_plain(
     run_token = _run_var.set(run) if run is not None or elsewhere else None
     token = _active_var.set(None)
     reset_scope = set_scope(None)
-    frame = _step_var.get()  # an item registers its artifacts where the code around it collects
-    step_token = _step_var.set((*item, frame and frame[3])) if item is not None else None
+    # An item registers its artifacts where the step around it collects, else
+    # for its block (`ItemKey.found`): none in another process's worker.
+    frame = _step_var.get()
+    found = frame[3] if frame is not None and frame[3] is not None else getattr(item and item[2], "found", None)
+    step_token = _step_var.set((*item, found)) if item is not None else None
 
     def reset() -> None:
         if step_token is not None:

@@ -19,6 +19,7 @@ from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
 from .._valuetext import error_message
 from ..errors import DefinitionChangedError, LeaseLostError, SerializationError, StorageError
+from . import unkept
 from .arguments import at_default, encode_arguments
 from .context import RunState
 from .definition import UNMADE, Definition
@@ -201,8 +202,10 @@ def made_nothing(manifest: RunRecord, ctx: RunState) -> None:
         manifest.extra[UNMADE] = True
 
 
-def complete(store: Store, manifest: RunRecord, value: Any) -> None:
+def complete(store: Store, manifest: RunRecord, value: Any, ctx: RunState) -> None:
     try:
+        if unkept.holds(ctx, value):  # a completed run's re-call has no other answer to give
+            raise TypeError("it holds what a persist=False step returned, which is never written")
         manifest.result_encoding, data = codec.encode_value(
             value, allow_pickle=store.allow_pickle
         )

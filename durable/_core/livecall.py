@@ -15,7 +15,7 @@ from .._storage.codec import pack_plain
 from .._storage.keys import Position
 from .._storage.records import Attempt, StepRecord, keep_plain
 from ..errors import ControlFlow, LeaseLostError
-from . import context, notify, redact, runread
+from . import context, notify, redact, runread, unkept
 from .attempts import attempt_record, budget_used, save_failures
 from .bound import with_bound
 from .callbytes import kept_bytes
@@ -180,6 +180,8 @@ def finish(
     """`Tries.finish`: the output of a live call recorded, `found` the
     artifacts its try registered, `failures` its failed tries."""
     pos, fp, digest, rec, reopened, reads, canonical = live
+    if not spec.persist:  # nothing holding it is kept either (`unkept`)
+        unkept.note(ctx, value)
     spec.check_code(ctx, fp)  # not redefined since the run started (a notebook cell)
     derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
     produced = []
@@ -203,6 +205,8 @@ def finish(
     kept = None
     if canonical is not None and written is digest:  # what its replay compares (`same_fields`)
         kept = record.args_bytes = kept_bytes(spec.signature, call[0], canonical)
+        if kept is not None and unkept.holds(ctx, call[0]):  # they spell a persist=False output
+            kept = record.args_bytes = None
     if reopened is not None:
         record.extra["reopened"] = reopened
     # Bytes kept hold numbers passed positionally, which no step can change: what
@@ -221,6 +225,8 @@ def finish(
     redacted = packed is None and redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True
+    elif spec.persist and unkept.holds(ctx, value):  # before a blob or a cache entry is written
+        redacted = record.extra["unkept"] = True
     elif ticket is not None:
         from . import cache
 

@@ -211,11 +211,18 @@ def left_by_the_run(records: list[Any]) -> list[dict[str, Any]]:
     it otherwise. Only for a completed run called again, which then runs
     nothing: a resume checks each record's own, since a step executed again
     in between would read what a later one left there."""
-    last: dict[str, dict[str, Any]] = {}
-    for rec in records:
+    last: dict[str, tuple[int, dict[str, Any]]] = {}
+    for n, rec in enumerate(records):
         for entry in rec.artifacts or ():
-            last[entry["url"]] = entry
-    return list(last.values())
+            last.pop(entry["url"], None)  # in the order they were left
+            last[entry["url"]] = (n, entry)
+    found = list(last.values())
+    if not any(e.get("kind") == "folder" for _, e in found):
+        return [e for _, e in found]
+    from .._storage.files import paired
+
+    # A folder, with what later records registered in it (`files.paired`).
+    return [paired(e, (f["url"] for m, f in found[k + 1 :] if m > n)) for k, (n, e) in enumerate(found)]
 
 
 def child_files(store: Store, workflow: str, run_id: str) -> list[dict[str, Any]] | None:

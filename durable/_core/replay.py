@@ -36,7 +36,7 @@ from ..errors import (
     NondeterminismError,
     StorageError,
 )
-from . import cancel, finished, notify
+from . import cancel, finished, notify, unkept
 from .changed import arguments_changed, changed_in_place
 from .context import RunState
 from .discarded import forget_children
@@ -106,7 +106,10 @@ def _changed(
         rec.fingerprint, rec.args_digest, rec.args_bytes = fp, digest, None  # the old call's bytes
         rec.extra = {k: v for k, v in rec.extra.items() if k != "in_place"}
         data = seal_record(rec.to_bytes(), ctx.store.signing_key)
-        ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
+        try:
+            ctx.store.replace_record(ctx.workflow, ctx.run_id, record_name(pos), data)
+        except LeaseLostError as e:  # final, as any write's (`commit`)
+            raise lease_lost(ctx, pos, e) from None
         if rec.persisted:
             ctx.replayed += 1
         return rec
@@ -237,6 +240,8 @@ def commit(
     if not ctx.open:  # an asyncio task or thread that outlived the body: the run is over
         raise _outlived(ctx, record)
     record.ended = clock.clock.time()  # `clock.now()`, without its call
+    if persist and record.encoding is None and unkept.holds(ctx, value):
+        persist, record.extra["unkept"] = False, True  # kept as a persist=False output is: a marker
     record.persisted = persist
     try:
         if persist and record.encoding is None:

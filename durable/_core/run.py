@@ -236,7 +236,7 @@ def run_locked(
     manifest.plan = plan_of(ctx)  # later attempts show what is still to come
     manifest.extra["steps_total"] = len(manifest.plan)
     try:
-        complete(store, manifest, value)
+        complete(store, manifest, value, ctx)
     except SerializationError as e:
         notify.run_failed(ctx, e)
         raise

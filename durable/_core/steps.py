@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._storage.keys import Position
-from . import cancel, context, notify
+from . import cancel, context, notify, unkept
 from .bound import bound_arguments, held_by, with_bound, with_held
 from .callbytes import call_bytes, digest_of
 from .context import RunState
@@ -42,6 +42,8 @@ def sync_caller(spec: StepSpec) -> Callable[..., Any]:
                 from .cacheplain import plain_call
 
                 return plain_call(spec, args, kwargs)
+            if not spec.persist:  # in a step's body or an item: what holds it is not kept either
+                return unkept.returned(spec.attempt()(*args, **kwargs))
             return spec.attempt()(*args, **kwargs)
         found = replay_or_prepare(ctx, spec, args, kwargs, None)
         if type(found) is not Live:

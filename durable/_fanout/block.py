@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .._core import notify
+from .._core import notify, unkept
 from .._core.attempts import keep_failure
 from .._core.changed import in_place_warning
 from .._core.context import RunState
@@ -27,7 +27,8 @@ from .._storage.keys import format_position, item_name
 from .._storage.records import TRIES_KIND, StepRecord
 from ..errors import ConfigurationError, CorruptRecordError
 from .blockbound import bound_digest
-from .moves import Move, mark, move_all, one_copy_each
+from .blockfiles import ItemFiles
+from .moves import Move, mark, move_all, one_copy_each, take
 from .tries import KeptTries, Tries, keep_item
 
 
@@ -122,6 +123,10 @@ class Block:
         self.restored = 0
         self.record = lookup(ctx, self.pos, self.label, self.fp, with_written(fn, self.digest, self.label, self.fp))
         self.tries = KeptTries(ctx, self.pos, fn, self.label, self.fp, self._item_digest, len(items), self.checkpoint)
+        self.files, self.reused = ItemFiles(ctx, self.label, self.spec, self.tries), None
+        if self.record is not None and self.record.persisted and self.record.artifacts:
+            self.reused = self.files.recheck(self.record, len(items))  # a file gone: its item runs
+            self.record = None if self.reused is not None else self.record
 
     def _digest(self, value: Any) -> str:
         """The digest of the items (or of one item) with the bound arguments,
@@ -149,20 +154,26 @@ class Block:
         kept result belongs to its item, not to its index: when the items
         changed between calls (one added, removed, moved), each finds its own
         result wherever it was kept, and never another item's."""
+        reused: dict[int, Any] = self.reused or {}  # outputs whose files are as they made them
         if not self.checkpoint:
-            every = list(range(len(self.items)))
-            move_all(self._budgets(every), self._spare())
-            return [None] * len(self.items), every
+            todo: list[int] = [i for i in range(len(self.items)) if i not in reused]
+            move_all(self._budgets(todo), self._spare())
+            self.restored = len(reused)
+            return [reused.get(i) for i in range(len(self.items))], todo
         kept = self._kept()
         results: list[Any] = [None] * len(self.items)
-        todo: list[int] = []
+        todo = []
         # Each item's digest as it is before it runs: the key its result is
         # kept under (`save_item`), even if running it changes the item.
         self.digests = [self._digest(item) for item in self.items]
         moves: dict[int, Move] = {}
         for i, digest in enumerate(self.digests):
-            index, rec = _take(kept.get(digest), i)
-            if rec is None:
+            if i in reused:  # kept again, as the item's own
+                results[i] = reused[i]
+                self.save_item(i, reused[i])
+                continue
+            index, rec = take(kept.get(digest), i)
+            if rec is None or not self.files.kept_item(i, rec):
                 todo.append(i)
                 continue
             results[i] = load_value(self.ctx, rec)
@@ -214,8 +225,8 @@ class Block:
         return {digest: one_copy_each(recs) for digest, recs in found.items()}
 
     def save_item(self, index: int, value: Any) -> None:
-        if not self.checkpoint:
-            return
+        if not self.checkpoint or unkept.holds(self.ctx, value):
+            return  # an output holding a persist=False step's is not kept: the item runs again
         self._same_code()
         digest = self.digests[index]
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
@@ -227,7 +238,7 @@ class Block:
             rec.extra["in_place"] = True
         if here := made_here(self.fn):  # a global it writes is this process's
             rec.extra["made"] = here
-        rec.ended = now()
+        rec.ended, rec.artifacts = now(), self.files.of(index)
         mark(rec)
         encode_into(self.ctx, rec, value)
         self._write(index, rec)
@@ -262,6 +273,8 @@ class Block:
 
     def commit(self, results: list[Any]) -> list[Any]:
         self._same_code()
+        if not self.persist:  # nothing holding them is kept either (`unkept`)
+            unkept.note(self.ctx, results)
         if self.record is not None:  # the marker of a persist=False block is there already
             self.ctx.executed += 1
             notify.executed(self.ctx, self.record)
@@ -269,6 +282,7 @@ class Block:
         written = with_written(self.fn, self.digest, self.label, self.fp)  # what its items wrote, as they left it
         rec = StepRecord(self.pos, "loop", self.label, self.fp, written, started=self.started)
         rec.extra.update(items=len(self.items), restored=self.restored)
+        rec.artifacts = self.files.every(len(self.items))  # checked before a replay (`ItemFiles`)
         # The tries that failed before this one stay in the history, as a step's do.
         rec.attempts = list(self.ctx.failures.get(self.pos, []))
         if self._changed_in_place():
@@ -309,11 +323,3 @@ class Block:
         self.saved = []
         self.tries.written.clear()
 
-
-def _take(found: dict[int, StepRecord] | None, index: int) -> tuple[int, StepRecord | None]:
-    """The record kept for an item like the one at index: its own index's
-    first, else one kept at another index (equal items are interchangeable)."""
-    if not found:
-        return index, None
-    at = index if index in found else min(found)
-    return at, found.pop(at)

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+from .._core import unkept
 from .._core.cacheplain import plain_plan
 from .._core.cachewhy import tell_elsewhere
 from .._core.context import ItemScope, RunState, current_state, enter_plain
@@ -49,14 +50,13 @@ def call_item(
     local: bool = True,
     scope: ItemScope | None = None,
 ) -> Any:
-    """Make one try of one item. A step runs its body without a record of its own; its
-    retries are the block's to make (`_fanout.tries`: the workflow process keeps each failed
-    try before the next starts). Durable calls inside run plainly. `run`: the run a pool's
-    thread works for (this process's threads share its store). A cached step uses its cache
-    where the store is known: in this process (`local`), not in another process's worker.
-    `scope`: the item's position, try and index in the run, as `current_run()` tells them; a
-    try queued to a thread pool starts only while the run's lease holds (a worker is free
-    maybe after a stall past it, the run taken over meanwhile)."""
+    """Make one try of one item. A step runs its body without a record of its own; its retries
+    are the block's to make (`_fanout.tries`: the workflow process keeps each failed try before
+    the next starts). Durable calls inside run plainly. `run`: the run a pool's thread works for
+    (this process's threads share its store). A cached step uses its cache where the store is
+    known: in this process (`local`), not in another process's worker. `scope`: the item's
+    position, try and index in the run, as `current_run()` tells them; a try queued to a thread
+    pool starts only while the run's lease holds (a worker freed after a stall past it)."""
     if trace[0]:
         with item_span(*trace):
             return call_item(fn, item, NO_TRACE, run, local=local, scope=scope)
@@ -70,7 +70,7 @@ def call_item(
         args = step_args(fn, item)
         if spec.cache is not None and local:
             return drive_sync(plain_plan(spec, args, {}, ONE_TRY))
-        return spec.attempt()(*args)
+        return unkept.made_by(spec, spec.attempt()(*args))
     finally:
         reset()
 
@@ -127,11 +127,11 @@ def run_pickled(
     leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
     try:
         # Another process: the run's store is not known here, so no cache.
-        value = call_item(fn, item, trace, local=False)
+        value, made = unkept.made_elsewhere(lambda: call_item(fn, item, trace, local=False))
     except Exception as exc:
         return _pack_error(exc)
     try:
-        return codec.dumps_callable((True, value, ""))
+        return codec.dumps_callable((True, value, made))
     except Exception as exc:
         err = SerializationError(repr(fn), type(value).__qualname__, f"{type(exc).__name__}: {error_message(exc)}")
         return _pack_error(err)

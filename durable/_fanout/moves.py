@@ -64,3 +64,12 @@ def one_copy_each(records: dict[int, StepRecord]) -> dict[int, StepRecord]:
         else:
             del kept[index]
     return kept
+
+
+def take(found: dict[int, StepRecord] | None, index: int) -> tuple[int, StepRecord | None]:
+    """The record kept for an item like the one at index: its own index's
+    first, else one kept at another index (equal items are interchangeable)."""
+    if not found:
+        return index, None
+    at = index if index in found else min(found)
+    return at, found.pop(at)

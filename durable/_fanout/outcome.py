@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._core import unkept
 from .._storage import codec
 
 
@@ -18,8 +19,8 @@ class RemoteTraceback(Exception):
 
 def unpack_outcome(data: bytes) -> Any:
     ok, value, tb = codec.loads_callable(data)
-    if ok:
-        return value
+    if ok:  # a persist=False step's output made there: held as one here
+        return unkept.returned(value) if tb == unkept.UNKEPT else value
     # Dask carries remote tracebacks itself (tblib); a process pool does not.
     if tb and value.__traceback__ is None:
         inner = _innermost(value)

@@ -22,6 +22,7 @@ from .._core.plan import Look
 from .._core.replay import boundary, same_call
 from .._core.retry import RetryPolicy
 from .._core.spec import step_spec
+from .._core.stillheld import lease_lost
 from .._storage.keys import Position, call_key, item_name
 from .._storage.records import TRIES_KIND, TRIES_MARK, Attempt, StepRecord, seal
 from ..errors import (
@@ -111,6 +112,7 @@ class KeptTries(Tries):
         self.digests: dict[int, str] = {}
         self.written: set[int] = set()  # indexes holding a record of this block's
         self.ids: dict[int, Any] = {}  # each item's budget's record id (`moves.mark`)
+        self.registered: dict[int, list[tuple[str, str | None]]] = {}  # by each item's last try
         # Read whatever the code's retries: a budget kept keeps its own.
         self.found = self._found()
 
@@ -170,7 +172,9 @@ class KeptTries(Tries):
             # or workers, cancelled, or its lease lost meanwhile, makes no try.
             self.retrying.discard(index)
             boundary(self.ctx, self.pos)
-        return self.pos, self._numbered(index), ItemKey(self, index)
+        key = ItemKey(self, index)
+        self.registered[index] = key.found  # what the try registers (`context.enter_plain`)
+        return self.pos, self._numbered(index), key
 
     def _numbered(self, index: int) -> int:
         """The item's current try as the run numbers it, as a step's tries
@@ -227,10 +231,11 @@ class ItemKey:
     made when a try asks for it (in the workflow's process: a process
     pool's worker has no run to ask)."""
 
-    __slots__ = ("index", "tries")
+    __slots__ = ("found", "index", "tries")
 
     def __init__(self, tries: KeptTries, index: int) -> None:
         self.tries, self.index = tries, index
+        self.found: list[tuple[str, str | None]] = []  # the artifacts its try registers
 
     def __str__(self) -> str:
         return self.tries.key(self.index)
@@ -259,4 +264,4 @@ def keep_item(ctx: RunState, pos: Position, index: int, rec: StepRecord) -> None
     try:
         store.replace_record(ctx.workflow, ctx.run_id, item_name(pos, index), data)
     except LeaseLostError as e:  # checked before the write; `e.written` if found after it
-        raise ctx.refuse(LeaseLostError(ctx.run_id, pos, why=e.why, written=e.written)) from None
+        raise lease_lost(ctx, pos, e) from None

@@ -281,3 +281,10 @@ def loads_callable(data: bytes) -> Any:
     from . import codec_pickle
 
     return codec_pickle.loads(data)
+
+
+def holds_any(value: Any, seen: Callable[[Any], bool]) -> bool:
+    """Whether value's stored bytes would hold an object `seen` answers True for."""
+    from . import codec_pickle
+
+    return codec_pickle.holds_any(value, seen)

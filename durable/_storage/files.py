@@ -149,8 +149,11 @@ def _source(url: str, store: Store | None) -> tuple[_Local | _Remote, str]:
     return _Remote(fs), path
 
 
-def describe(url: str, verify: str, store: Store | None) -> dict[str, Any] | None:
-    """The record entry for url as it is now; None when it does not exist."""
+def describe(
+    url: str, verify: str, store: Store | None, skip: Iterable[str] = ()
+) -> dict[str, Any] | None:
+    """The record entry for url as it is now; None when it does not exist.
+    `skip`: paths in a folder left out (`paired`)."""
     src, path = _source(url, store)
     head = src.stat(path)
     if head is None:
@@ -163,6 +166,8 @@ def describe(url: str, verify: str, store: Store | None) -> dict[str, Any] | Non
         digest = src.sha256(path) if verify == "digest" or mtime is None else None
     else:
         entries = src.walk(path)
+        if skip:
+            entries = [e for e in entries if not any(e.rel == s or e.rel.startswith(s + "/") for s in skip)]
         size = sum(e.size for e in entries)
         mtime = max((e.mtime for e in entries if e.mtime is not None), default=mtime)
         digest = _folder_digest(src, path, entries, verify)
@@ -209,7 +214,22 @@ def _state(entry: dict[str, Any], store: Store | None) -> str:
     if now is None:
         return "missing"
     same = now["digest"] == entry["digest"] and now["size"] == entry["size"]
+    if not same and entry.get("inner"):  # as it was, but for what later steps of the run wrote in it
+        now = describe(entry["url"], verify, store, entry["inner"]) or now
+        same = now["digest"] == entry["digest"] and now["size"] == entry["size"]
     return "present" if same else "changed"
+
+
+def paired(entry: dict[str, Any], later: Iterable[str]) -> dict[str, Any]:
+    """A folder's entry with the paths in it that later registrations of the
+    run name (`later`: their URLs): each is checked by its own entry, and a
+    write the run itself made there is no change of the folder. A file
+    someone else adds, removes or rewrites still is."""
+    if entry.get("kind") != "folder":
+        return entry
+    head = entry["url"].rstrip("/") + "/"
+    inner = sorted({url[len(head):] for url in later if url.startswith(head)})
+    return {**entry, "inner": inner} if inner else entry
 
 
 def first_stale(

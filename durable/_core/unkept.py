@@ -1,0 +1,130 @@
+"""What a `persist=False` step returned stays out of the store by every way,
+not only its own record: a block of a function calling it
+(`loop_over(lambda x: secret(x), items)`), a step returning it on, a cache
+entry, a workflow's or a child run's result.
+
+The rule: each value such a step returns in a run (in the body, in another
+step's body, in a `loop_over` item, in a process worker: `UNKEPT`) is held
+by identity, with the parts a container gives (list, tuple, set items, dict
+values), for the run's life (its root run's: a child shares its parent's).
+An output that holds one is kept as a `persist=False` output is: a step or a
+block leaves a marker and runs again on resume, an item is not kept, a cache
+entry not made; a workflow returning one is refused (`SerializationError`):
+a completed run hands back its stored result, and there is none to store.
+
+Identity, not equality: a value made from the secret (`f"Bearer {token}"`)
+is not found, and what is equal to it by chance is not refused. Values every
+piece of code shares (None, booleans, small numbers, empty and one-letter
+strings) are not held: a step returning `True` marks nothing. A string
+constant of the code is one object wherever Python shares it (an interned
+name): returned by such a step, an output of another step holding the same
+constant is not kept either (it runs again: fail closed)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from .._storage.codec import holds_any
+from .context import RunState, current_state
+
+T = TypeVar("T")
+
+# Sent by a process or Dask worker with an item's output: a persist=False
+# step returned something there (the output comes back as a new object).
+UNKEPT = "unkept"
+_MAX_DEPTH = 8  # as `redact.holds_redacted`
+_SHARED = frozenset({type(None), bool, type(Ellipsis), type(NotImplemented)})
+
+
+class _Here(threading.local):
+    returned = 0  # persist=False outputs made outside a run's state (a worker's)
+
+
+here = _Here()
+
+
+def _root(ctx: RunState) -> RunState:
+    while ctx.caller is not None:
+        ctx = ctx.caller
+    return ctx
+
+
+def _shared(value: Any) -> bool:
+    t = type(value)
+    if t in _SHARED:
+        return True
+    if t is int:
+        return bool(-5 <= value <= 256)  # CPython's cached ints
+    if t is str or t is bytes or t is tuple:
+        return len(value) <= (0 if t is tuple else 1)  # one-letter strings are cached too
+    return False
+
+
+def note(ctx: RunState | None, value: Any) -> None:
+    """Hold value (and its containers' parts) as a persist=False step's output."""
+    if ctx is None:
+        here.returned += 1
+        return
+    marks = _root(ctx).unkept
+    todo = [(value, 0)]
+    while todo:
+        v, depth = todo.pop()
+        if _shared(v) or id(v) in marks:
+            continue
+        try:  # not kept alive by this: a big transient object goes when it is dropped
+            marks[id(v)] = weakref.ref(v, functools.partial(_gone, marks, id(v)))
+        except TypeError:  # str, int, list, dict...: held, so that its id is not another's
+            marks[id(v)] = v
+        if depth < _MAX_DEPTH:
+            if isinstance(v, (list, tuple, set, frozenset)):
+                todo += [(part, depth + 1) for part in v]
+            elif isinstance(v, dict):
+                todo += [(part, depth + 1) for part in v.values()]
+
+
+def _gone(marks: dict[int, Any], key: int, ref: Any) -> None:
+    if marks.get(key) is ref:  # else its id is another's now
+        del marks[key]
+
+
+def returned(value: T) -> T:
+    """A persist=False step's plain call returned value (no record of its own)."""
+    note(current_state(), value)
+    return value
+
+
+def made_by(spec: Any, value: T) -> T:
+    """value, as a step's plain call returned it (`returned` for a persist=False step)."""
+    return value if spec.persist else returned(value)
+
+
+def made_elsewhere(call: Callable[[], T]) -> tuple[T, str]:
+    """call's value, and `UNKEPT` when a persist=False step returned something
+    in it outside a run's state (a worker's: its output is another object there)."""
+    before = here.returned
+    value = call()
+    return value, UNKEPT if here.returned != before else ""
+
+
+async def awaited(made: Awaitable[T]) -> T:
+    """`returned` for an async step's plain call."""
+    return returned(await made)
+
+
+def holds(ctx: RunState | None, value: Any) -> bool:
+    """Whether value is, or its stored bytes would hold, a value `note` holds."""
+    if ctx is None:
+        return False
+    marks = _root(ctx).unkept
+    if not marks:
+        return False  # most runs: no persist=False step returned anything
+
+    def seen(obj: Any) -> bool:
+        held = marks.get(id(obj))
+        return held is not None and (held is obj or (type(held) is weakref.ref and held() is obj))
+
+    return seen(value) or holds_any(value, seen)
