@@ -60,6 +60,41 @@ def effect_only(fn: ast.AST) -> frozenset[int]:
     return frozenset(found)
 
 
+@lru_cache(maxsize=1024)
+def fed_back(fn: ast.AST) -> frozenset[int]:
+    """The ids of the names whose read in `fn` goes only into the value
+    bound to that same name or attribute (`self.last = max(now, self.last
+    + self.gap)`, `_LAST = max(now, _LAST + GAP)` under `global _LAST`): a
+    rate limiter's schedule, `+=` spelled out, which reads nothing another
+    step wrote either. Through operators and the builtins whose result is
+    made of what they are handed (`_SAME`) alone: any other call may keep
+    or hand on what it is given. A read elsewhere (`return self.last`,
+    `self.slot = self.last`) is a read."""
+    found: set[int] = set()
+    for node in walk(fn):
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name) or (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+            found.update(_same_reads(node.value, _root(target)))
+    return frozenset(found)
+
+
+def _same_reads(node: ast.AST, root: str) -> set[int]:
+    if isinstance(node, (ast.Name, ast.Attribute)) and _root(node) == root and isinstance(node.ctx, ast.Load):
+        return {id(node.value if isinstance(node, ast.Attribute) else node)}
+    if isinstance(node, ast.Call):
+        func = node.func
+        inner = [*node.args, *(k.value for k in node.keywords)] if isinstance(func, ast.Name) and func.id in _SAME else []
+    elif isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp)):
+        inner = list(ast.iter_child_nodes(node))
+    else:
+        inner = []
+    return {i for child in inner for i in _same_reads(child, root)}
+
+
+# Builtins whose result is made of what they are handed alone, keeping none of it.
+_SAME = frozenset({"max", "min", "abs", "round", "float", "int"})
+
+
 class _Ctx(NamedTuple):
     top: list[ast.stmt]  # the function's body: a bare `return` there skips the rest of it
     declared: frozenset[str]  # `global _ONCE`: a name a branch may set

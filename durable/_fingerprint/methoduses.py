@@ -25,6 +25,7 @@ FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WHOLE = SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"})
 Uses = tuple[frozenset[str], frozenset[str]] | None  # (changed, read) attributes; None: any
 _MISSING = object()
+_SLOTS = (types.MemberDescriptorType, types.GetSetDescriptorType)
 
 
 def called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> Uses:
@@ -150,4 +151,30 @@ def _reads_nothing(part: ast.Attribute, above: ast.AST | None, parents: Mapping[
     if held is _MISSING or not users_class(type(held)):
         return False
     uses = method_uses(type(held), above.attr, set(), held)
-    return uses is not None and not uses[1]
+    if uses is None or not uses[1]:
+        return uses is not None
+    # What it reads only its own object's set-up holds (`self.gap`, no method changing it), and
+    # hands the caller nothing back (a statement of its own given constants): its own business.
+    given = [*call.args, *(k.value for k in call.keywords)]
+    alone = isinstance(parents.get(id(call)), ast.Expr) and all(isinstance(a, ast.Constant) for a in given)
+    changed = _any_changes(type(held), held) if alone else None
+    return changed is not None and not uses[1] & (changed | {"*"})
+
+
+def _any_changes(cls: type, obj: object) -> frozenset[str] | None:
+    """What any method of `cls` (a class of yours, its bases too) changes of
+    `self`, `__init__` aside (it ran as `obj` was made); None: not told."""
+    changed: set[str] = set()
+    for klass in cls.__mro__[:-1]:
+        if not users_class(klass):
+            return None
+        for name, member in vars(klass).items():
+            if name in ("__init__", "__new__", "__init_subclass__") or isinstance(member, _SLOTS):
+                continue  # a slot or `__dict__` itself: data, changed where it is written
+            if not (callable(member) or hasattr(type(member), "__get__")):
+                continue
+            uses = method_uses(cls, name, set(), obj)
+            if uses is None:
+                return None
+            changed |= uses[0]
+    return frozenset(changed)
