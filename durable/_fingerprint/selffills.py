@@ -169,10 +169,13 @@ def _looked(expr: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
 
 def _text_of(entry: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
     """Whether the entry is handed only to one of text's methods (`ROBOTS[host].splitlines()`,
-    a cached robots.txt), which makes a new object of it: what a caller does with that changes no entry."""
+    a cached robots.txt), which makes a new object of it: what a caller does with that changes no
+    entry. Not where a class of the module defines that method (`Page.strip` may change the page)."""
     above = parents.get(id(entry))
     call = parents.get(id(above))
-    return isinstance(above, ast.Attribute) and above.attr in _TEXT and isinstance(call, ast.Call) and call.func is above
+    if not (isinstance(above, ast.Attribute) and above.attr in _TEXT and isinstance(call, ast.Call) and call.func is above):
+        return False
+    return not any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == above.attr for f in walk(ancestors(entry, parents)[-1]))  # not a class's own
 
 
 _TEXT = frozenset("splitlines split rsplit strip lstrip rstrip lower upper casefold startswith endswith find encode decode".split())
