@@ -143,8 +143,10 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any], obj: object = _MI
 def _reads_nothing(part: ast.Attribute, above: ast.AST | None, parents: Mapping[int, ast.AST], obj: object) -> bool:
     """Whether `self.part.m(...)` (`self.limiter.wait()`) calls a method of
     an object of yours `obj` holds that reads nothing of it (`effects`: a
-    rate limiter's `self.last` only paces): what changes there is the
-    part's (`objectstate._parts`), and the caller gets nothing of it."""
+    rate limiter's `self.last` only paces), or only its set-up, which no
+    method of its class changes (`self.gap`), in a call that is a statement
+    of its own given constants: what changes there is the part's
+    (`objectstate._parts`), and the caller gets nothing of it."""
     if obj is _MISSING or not (isinstance(above, ast.Attribute) and isinstance(call := parents.get(id(above)), ast.Call) and call.func is above):
         return False
     held = own_attributes(obj).get(part.attr, _MISSING)
@@ -153,10 +155,10 @@ def _reads_nothing(part: ast.Attribute, above: ast.AST | None, parents: Mapping[
     uses = method_uses(type(held), above.attr, set(), held)
     if uses is None or not uses[1]:
         return uses is not None
-    # What it reads only its own object's set-up holds (`self.gap`, no method changing it), and
-    # hands the caller nothing back (a statement of its own given constants): its own business.
     given = [*call.args, *(k.value for k in call.keywords)]
-    alone = isinstance(parents.get(id(call)), ast.Expr) and all(isinstance(a, ast.Constant) for a in given)
+    up = parents.get(id(call))
+    up = parents.get(id(up)) if isinstance(up, ast.Await) else up  # `await self.limiter.acquire()`
+    alone = isinstance(up, ast.Expr) and all(isinstance(a, ast.Constant) for a in given)
     changed = _any_changes(type(held), held) if alone else None
     return changed is not None and not uses[1] & (changed | {"*"})
 
