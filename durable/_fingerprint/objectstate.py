@@ -92,8 +92,11 @@ def calls_change_nothing(name: str, defs: list[ast.AST], globs: Mapping[str, Any
     obj = globs.get(name)
     if not mine(obj) or not only_called(name, defs):
         return False
-    attrs = {n.attr for d in defs for n in walk(d) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name}
-    if not all(isinstance(inspect.getattr_static(type(obj), a, None), types.FunctionType) for a in attrs):
+    nodes = [n for d in defs for n in walk(d) if isinstance(n, ast.Attribute)]
+    if any(n.attr == name for n in nodes):
+        return False  # `flow.STORE` of a module importing itself: not told here
+    attrs = {n.attr for n in nodes if isinstance(n.value, ast.Name) and n.value.id == name}
+    if not attrs or not all(isinstance(inspect.getattr_static(type(obj), a, None), types.FunctionType) for a in attrs):
         return False
     return name not in object_writes(defs, globs)
 

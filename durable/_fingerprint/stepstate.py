@@ -122,7 +122,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool, itself: bool = Fals
         logged = (written_in(own, True, globs) | _through_class(fn, own, globs, logs=True)) - theirs
         logged |= helper_writes([*own, *plain], globs or {}, True, src.tree)
         written = (logged | (written_in(via, True, globs) - local_names(via))) - written
-    written -= {n for n in written - objects.keys() if calls_change_nothing(n, [*own, *via], globs or {})}  # `DB.insert(rows)`
+    written -= {n for n in written - objects.keys() - theirs_too if calls_change_nothing(n, [*own, *via], globs or {})}  # `DB.insert(rows)`
     if not written:
         return ()
     mine = {id(d) for d in own}
