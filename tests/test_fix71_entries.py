@@ -22,13 +22,14 @@ FLOW = """
 import os, sys, warnings
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
 warnings.simplefilter("ignore")  # pkg_resources is deprecated
-import pkg_resources
 import durable
 
 @durable.step
 def use(name):
     with open(os.environ["COUNT_FILE"], "a") as f:
         f.write(name + "\\n")
+    import pkg_resources  # slow to import: only where it is used
+
     (found,) = pkg_resources.iter_entry_points("r71.tools", name)
     return found.load()(1)
 

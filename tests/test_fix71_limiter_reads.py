@@ -1,7 +1,7 @@
 """What calling a client's method reads of the client when it waits on a
 rate limiter it holds (`methoduses._reads_nothing`), in process: an async
 client's `await self.limiter.acquire()` reads nothing of it, as the sync
-`self.limiter.wait()` does (test_fix71_pacing); handed back, or handed
+`self.limiter.wait()` does (test_fix71_users); handed back, or handed
 something of the caller's, the limiter is read."""
 
 from __future__ import annotations
