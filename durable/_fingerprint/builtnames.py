@@ -112,6 +112,53 @@ def _patterns(code: types.CodeType, globs: Mapping[str, Any]) -> set[str]:
     return {p for p in found if p and all(c.isalnum() or c in "_.*" for c in p)}
 
 
+def named_elsewhere(code: types.CodeType, globs: Mapping[str, Any]) -> tuple[types.ModuleType, ...] | None:
+    """The modules of the user's the function's lookups name as the call is
+    made, when each names another module than its own (nor a package above
+    or below it): `import_module(os.environ["PLUGIN_A"])` (`_environment`),
+    `import_module("plugins")`. Those count whole (what their functions
+    reach too: a plugin calling back into the step's module), and the
+    step's own module is not read whole for them: a step of the module
+    reading `PLUGIN_B` is no part of this one's call. None for any other
+    way to a module (`sys.modules`, `globals()`, a frame, a lookup handed
+    on: `map(import_module, names)`), a name not told now, or a module not
+    imported for it (`import_user_module`: doing work at import, or none)."""
+    nodes = find_definitions(code, source_of(code.co_filename, globs))
+    if len(nodes) != 1:
+        return None
+    own = str(globs.get("__name__") or "")
+    calls = {id(c.func): c for c in walk(nodes[0]) if isinstance(c, ast.Call)}
+    found: list[types.ModuleType] = []
+    for node in walk(nodes[0]):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        if name not in _REACH_MODULES:
+            continue
+        call = calls.get(id(node))
+        if name not in ("import_module", "__import__") or call is None or len(call.args) != 1 or call.keywords:
+            return None
+        first = call.args[0]
+        named = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else _environment(first)
+        if not named or _ANY in named or named.startswith(".") or _related(named, own):
+            return None
+        module = import_user_module(named)
+        if not isinstance(module, types.ModuleType):
+            return None
+        found.append(module)
+    return tuple(found) or None
+
+
+# Names by which code reaches a module's namespace without naming its globals (`lookups`).
+_REACH_MODULES = _LOOKUPS | frozenset({
+    "modules", "getmodule", "currentframe", "_getframe", "f_globals", "__globals__", "globals", "vars", "eval",
+    "exec", "locals", "get_method", "get_class", "get_object", "instantiate", "load_object",
+})  # fmt: skip
+
+
+def _related(a: str, b: str) -> bool:
+    """Whether one of two module names is the other or a package above it."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".") or "__main__" in (a, b)
+
+
 def _called(func: ast.AST) -> str:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 

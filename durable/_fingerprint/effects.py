@@ -60,6 +60,42 @@ def effect_only(fn: ast.AST) -> frozenset[int]:
     return frozenset(found)
 
 
+@lru_cache(maxsize=1024)
+def fed_back(fn: ast.AST) -> frozenset[int]:
+    """The ids of the names whose read in `fn` goes only into the value
+    bound to that same name or attribute (`self.last = max(now, self.last
+    + self.gap)`, `_LAST = max(now, _LAST + GAP)` under `global _LAST`): a
+    rate limiter's schedule, `+=` spelled out, which reads nothing another
+    step wrote either. Through operators and the builtins whose result is
+    made of what they are handed (`_SAME`) alone: any other call may keep
+    or hand on what it is given. A read elsewhere (`return self.last`,
+    `self.slot = self.last`) is a read."""
+    found: set[int] = set()
+    for node in walk(fn):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        if isinstance(target, ast.Name) or (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+            found.update(_same_reads(node.value, _root(target)))
+    return frozenset(found)
+
+
+def _same_reads(node: ast.AST, root: str) -> set[int]:
+    if isinstance(node, (ast.Name, ast.Attribute)) and _root(node) == root and isinstance(node.ctx, ast.Load):
+        return {id(node.value if isinstance(node, ast.Attribute) else node)}
+    inner: list[ast.AST] = []
+    if isinstance(node, ast.Call):
+        func = node.func
+        inner = [*node.args, *(k.value for k in node.keywords)] if isinstance(func, ast.Name) and func.id in _SAME else []
+    elif isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp)):
+        inner = list(ast.iter_child_nodes(node))
+    return {i for child in inner for i in _same_reads(child, root)}
+
+
+# Builtins whose result is made of what they are handed alone, keeping none of it.
+_SAME = frozenset({"max", "min", "abs", "round", "float", "int"})
+
+
 class _Ctx(NamedTuple):
     top: list[ast.stmt]  # the function's body: a bare `return` there skips the rest of it
     declared: frozenset[str]  # `global _ONCE`: a name a branch may set
@@ -155,11 +191,21 @@ def _effect_call(node: ast.AST) -> bool:
         return False
     func = node.func
     if isinstance(func, ast.Name):
-        return func.id == "print" and not any(k.arg == "file" for k in node.keywords)
+        return shows(node)
     if not isinstance(func, ast.Attribute):
         return False
     pair = (func.value.id if isinstance(func.value, ast.Name) else "", func.attr)
     return pair in _SLEEPS or pair in _WARNS or func.attr in _LOGGING
+
+
+def shows(call: ast.Call) -> bool:
+    """Whether `call` prints to the terminal: `print(...)`, to no `file=`
+    or to `sys.stdout` or `sys.stderr` (a token count shown at the end);
+    not to a file, where what it writes is data."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "print"):
+        return False
+    to = next((k.value for k in call.keywords if k.arg == "file"), None)
+    return to is None or (isinstance(to, ast.Attribute) and to.attr in ("stdout", "stderr") and isinstance(to.value, ast.Name) and to.value.id == "sys")
 
 
 def _pure(test: ast.expr) -> bool:

@@ -20,6 +20,10 @@ from .source import find_definitions, source_of
 # importlib.metadata's: a plugin looked up by its entry point's name (`entry_points(group=g, name=n)`,
 # `entry_points(group=g)[n]`), the module it loads declared in a distribution's metadata.
 ENTRY = "entry_points"
+# Its lookups, setuptools' `pkg_resources.iter_entry_points(group, name)` too: (name, its group's
+# position, its name's) among the arguments.
+_LOOKUPS = {ENTRY: (-1, -1), "select": (-1, -1), "iter_entry_points": (0, 1)}
+ENTRIES = frozenset({ENTRY, "iter_entry_points"})
 # sys.path, each folder's time of change -> entry point name -> (what it loads,
 # its distribution's name and version) for each entry point of that name.
 _TABLES: dict[tuple[tuple[str, int], ...], dict[str, tuple[tuple[str, str, str, str], ...]]] = {}
@@ -28,7 +32,7 @@ _TABLES: dict[tuple[tuple[str, int], ...], dict[str, tuple[tuple[str, str, str, 
 def finds_entries(fn: object) -> bool:
     """Whether `fn` (under wrappers) looks plugins up by entry point."""
     code = getattr(target_of(fn), "__code__", None)
-    return isinstance(code, types.CodeType) and any(ENTRY in co.co_names for co in code_objects(code))
+    return isinstance(code, types.CodeType) and any(not ENTRIES.isdisjoint(co.co_names) for co in code_objects(code))
 
 
 def entry_constants(fn: object) -> tuple[str, ...]:
@@ -61,14 +65,25 @@ def _groups(code: types.CodeType, globs: Mapping[str, object] | None) -> tuple[s
     parents = {id(c): p for top in nodes for p in walk(top) for c in ast.iter_child_nodes(p)}
     found = []
     for node in (n for top in nodes for n in walk(top)):
-        func = getattr(node, "func", None)
-        if not isinstance(node, ast.Call) or (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) not in (ENTRY, "select"):
-            continue
-        given = {k.arg: k.value for k in node.keywords}
-        group, above = given.get("group"), parents.get(id(node))
-        if isinstance(group, ast.Constant) and isinstance(group.value, str) and "name" not in given and not isinstance(above, ast.Subscript):
+        group, name = _told(node)
+        if isinstance(group, ast.Constant) and isinstance(group.value, str) and name is None and not isinstance(parents.get(id(node)), ast.Subscript):
             found.append(group.value)
     return tuple(found)
+
+
+def _told(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:
+    """The group and the name a lookup of entry points (`_LOOKUPS`) is
+    given, by keyword or where `iter_entry_points` takes them; (None,
+    None) for any other node."""
+    func = getattr(node, "func", None)
+    at = _LOOKUPS.get(func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))
+    if not isinstance(node, ast.Call) or at is None:
+        return None, None
+    given = {k.arg: k.value for k in node.keywords}
+    for i, key in enumerate(("group", "name")):
+        if 0 <= at[i] < len(node.args):
+            given[key] = node.args[at[i]]
+    return given.get("group"), given.get("name")
 
 
 def entry_groups(fn: object) -> frozenset[str] | None:
@@ -97,12 +112,11 @@ def _spelled_groups(code: types.CodeType, globs: Mapping[str, object] | None) ->
     parents = {id(c): p for top in nodes for p in walk(top) for c in ast.iter_child_nodes(p)}
     found: set[str] = set()
     for node in (n for top in nodes for n in walk(top)):
-        func = getattr(node, "func", None)
-        if not isinstance(node, ast.Call) or (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) not in (ENTRY, "select"):
+        if not isinstance(node, ast.Call) or _LOOKUPS.get(_called(node.func)) is None:
             continue
-        group = {k.arg: k.value for k in node.keywords}.get("group")
+        group, _ = _told(node)
         above = parents.get(id(node))
-        if isinstance(group, ast.Constant) and isinstance(group.value, str) and not node.args:
+        if isinstance(group, ast.Constant) and isinstance(group.value, str) and (not node.args or _called(node.func) != ENTRY):
             found.add(group.value)
         elif node.args or node.keywords or not (isinstance(above, ast.Attribute) and above.attr == "select"):
             return None  # `entry_points()[g]`, `entry_points(group=g)`: any group
@@ -136,6 +150,10 @@ def entry_values(
         _TABLES[key] = {n: tuple(v) for n, v in table.items()}
     found = [e for text in dict.fromkeys(data) for e in _TABLES[key].get(text, ()) if groups is None or e[0] in groups]
     return tuple(v for _, v, _, _ in found), tuple((None, f"distribution {d}", f"{version} {v}") for _, v, d, version in found)
+
+
+def _called(func: ast.AST) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _changed(path: str) -> int:

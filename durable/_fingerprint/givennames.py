@@ -19,6 +19,7 @@ import types
 from collections.abc import Mapping
 from types import SimpleNamespace
 
+from .entrypoints import ENTRIES
 from .entrypoints import ENTRY as _ENTRY
 from .entrypoints import entry_values as _entry_values
 from .imports import user_class
@@ -59,7 +60,7 @@ def _finders(code: types.CodeType, globs: Mapping[str, object]) -> set[str]:
     finders = {n for n in names if n in _FINDERS or n in _BY_PATH or _finds_modules((n,), globs) or _helper_finds(globs.get(n))}
     if "modules" in names and "sys" in names:
         finders.add("modules")
-    return finders | ({_ENTRY} & names)
+    return finders | ({_ENTRY} if not ENTRIES.isdisjoint(names) else set())
 
 
 def given_parameters(fn: types.FunctionType) -> frozenset[str] | None:

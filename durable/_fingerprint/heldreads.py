@@ -18,7 +18,7 @@ from typing import Any
 
 from .heldobjects import mine, own_attributes
 from .objectstate import reads_object
-from .stepreach import links, names_used, reached
+from .stepreach import helpers, links, names_used, reached
 
 
 def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[ast.AST, frozenset[str], frozenset[str], Any]],
@@ -33,9 +33,27 @@ def unread(objects: Mapping[str, frozenset[str] | None], others: Sequence[tuple[
 
 
 def _read_by(d: ast.AST, names: frozenset[str], n: str, attrs: frozenset[str] | None, tree: ast.AST, globs: Mapping[str, Any]) -> bool:
-    if n in names:
-        return n in reached(names - {n}, tree) or reads_object(d, n, globs.get(n), attrs)
-    return not _held_unread(d, names, n, tree, globs)
+    if n in names and reads_object(d, n, globs.get(n), attrs):
+        return True
+    if n in names and n not in reached(names - {n}, tree):
+        return False
+    if _helpers_unread(d, names, n, attrs, tree, globs):  # reached through `fetched(url)` doing `SESSION.get(url)`
+        return False
+    return n in names or not _held_unread(d, names, n, tree, globs)
+
+
+def _helpers_unread(d: ast.AST, names: frozenset[str], n: str, attrs: frozenset[str] | None, tree: ast.AST, globs: Mapping[str, Any]) -> bool:
+    """Whether `d` reaches the global `n` beside its own name only through
+    plain functions of the module it calls that read none of `attrs` of it,
+    by the code of the methods they call (`allowed(url)` doing
+    `SESSION.get(robots)`, which reads nothing of the session): no other
+    binding (a table holding it, `CLIENTS = {"a": SESSION}`) leads there."""
+    table, funcs = links(tree)
+    called = {id(f) for f in helpers([d], tree)}
+    carriers = {g for g in reached(names - {n}, tree) if n in table.get(g, ()) and g != n}
+    if not carriers or any(g not in funcs or id(funcs[g]) not in called for g in carriers):
+        return False
+    return not any(reads_object(funcs[g], n, globs.get(n), attrs) for g in carriers)
 
 
 def _held_unread(d: ast.AST, names: frozenset[str], n: str, tree: ast.AST, globs: Mapping[str, Any]) -> bool:

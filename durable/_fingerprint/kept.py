@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from .canon import is_our_decorator, name_chains
-from .effects import effect_only
+from .effects import effect_only, fed_back, shows
 from .nodes import children, walk
 from .source import find_definitions, runs_this_source, source_of
 
@@ -176,18 +176,16 @@ _LOGGING = frozenset({"debug", "info", "warning", "warn", "error", "exception", 
 
 def shown_only(fn: ast.AST) -> frozenset[int]:
     """The names used only to be shown: in what a statement of its own
-    hands to `print` (to the terminal: no `file=`) or to a logger's method
+    hands to `print` (to the terminal: `effects.shows`) or to a logger's method
     (`log.info("calls=%d", STATS["calls"])`, `print("took", sum(TIMES))`),
     whose result nothing uses; not one bound there (`print(n := LOG[0])`).
     Nor one only pacing it or deciding whether to show (`effects`: a rate
-    limiter's `self.last`, `warn_once`'s `_WARNED`)."""
-    found: set[int] = set(effect_only(fn))
+    limiter's `self.last`, `warn_once`'s `_WARNED`), nor one read only
+    into its own new value (`fed_back`: `self.last = max(now, self.last + gap)`)."""
+    found: set[int] = set(effect_only(fn)) | fed_back(fn)
     for stmt in walk(fn):
         call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if not isinstance(call, ast.Call) or any(k.arg == "file" for k in call.keywords):
-            continue
-        func = call.func
-        if not ((isinstance(func, ast.Name) and func.id == "print") or (isinstance(func, ast.Attribute) and func.attr in _LOGGING)):
+        if not isinstance(call, ast.Call) or not (shows(call) or (isinstance(call.func, ast.Attribute) and call.func.attr in _LOGGING)):
             continue
         inner = [n for a in (*call.args, *(k.value for k in call.keywords)) for n in walk(a)]
         if not any(isinstance(n, ast.NamedExpr) for n in inner):

@@ -37,7 +37,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .builtnames import built_parts
+from .builtnames import built_parts, named_elsewhere
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
 from .modfiles import UNTOLD, file_of, top_names, works_at_import
 from .packagefiles import package_parts, script_parts
@@ -68,11 +68,14 @@ def whole_modules(
         yield "named-file:", None, UNTOLD
         data = data[:-1]
     own = witnessed(own_module, globs, whole) if whole else None
-    if finds and not isinstance(own, types.ModuleType):
+    # `import_module(os.environ["PLUGIN_A"])`: the module it names now, not its own module, whole.
+    elsewhere = witnessed(named_elsewhere, code, globs) if finds and not isinstance(own, types.ModuleType) else None
+    if finds and not isinstance(own, types.ModuleType) and elsewhere is None:
         own = witnessed(namespace_module, globs)
     if isinstance(own, types.ModuleType):
         yield "globals()", own, ""
     found = witnessed(named_modules, code, str(globs.get("__package__") or "")) if finds else ()
+    found = (*found, *((m, "", None) for m in elsewhere or ()))
     texts = dotted_strings(code, data, helped)
     named = (*found, *(witnessed(attribute_modules, texts) if texts else ()))
     for module in dict.fromkeys(m for m, attr, _ in named if m is not None and not attr):

@@ -25,6 +25,7 @@ FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WHOLE = SHOWS | frozenset({"asdict", "astuple", "replace", "copy", "deepcopy"})
 Uses = tuple[frozenset[str], frozenset[str]] | None  # (changed, read) attributes; None: any
 _MISSING = object()
+_SLOTS = (types.MemberDescriptorType, types.GetSetDescriptorType)
 
 
 def called(node: ast.expr, parents: Mapping[int, ast.AST], obj: Any) -> Uses:
@@ -142,12 +143,40 @@ def _self_uses(fn: ast.AST, me: str, globs: Mapping[str, Any], obj: object = _MI
 def _reads_nothing(part: ast.Attribute, above: ast.AST | None, parents: Mapping[int, ast.AST], obj: object) -> bool:
     """Whether `self.part.m(...)` (`self.limiter.wait()`) calls a method of
     an object of yours `obj` holds that reads nothing of it (`effects`: a
-    rate limiter's `self.last` only paces): what changes there is the
-    part's (`objectstate._parts`), and the caller gets nothing of it."""
+    rate limiter's `self.last` only paces), or only its set-up, which no
+    method of its class changes (`self.gap`), in a call that is a statement
+    of its own given constants: what changes there is the part's
+    (`objectstate._parts`), and the caller gets nothing of it."""
     if obj is _MISSING or not (isinstance(above, ast.Attribute) and isinstance(call := parents.get(id(above)), ast.Call) and call.func is above):
         return False
     held = own_attributes(obj).get(part.attr, _MISSING)
     if held is _MISSING or not users_class(type(held)):
         return False
     uses = method_uses(type(held), above.attr, set(), held)
-    return uses is not None and not uses[1]
+    if uses is None or not uses[1]:
+        return uses is not None
+    given = [*call.args, *(k.value for k in call.keywords)]
+    up = parents.get(id(call))
+    up = parents.get(id(up)) if isinstance(up, ast.Await) else up  # `await self.limiter.acquire()`
+    alone = isinstance(up, ast.Expr) and all(isinstance(a, ast.Constant) for a in given)
+    changed = _any_changes(type(held), held) if alone else None
+    return changed is not None and not uses[1] & (changed | {"*"})
+
+
+def _any_changes(cls: type, obj: object) -> frozenset[str] | None:
+    """What any method of `cls` (a class of yours, its bases too) changes of
+    `self`, `__init__` aside (it ran as `obj` was made); None: not told."""
+    changed: set[str] = set()
+    for klass in cls.__mro__[:-1]:
+        if not users_class(klass):
+            return None
+        for name, member in vars(klass).items():
+            if name in ("__init__", "__new__", "__init_subclass__") or isinstance(member, _SLOTS):
+                continue  # a slot or `__dict__` itself: data, changed where it is written
+            if not (callable(member) or hasattr(type(member), "__get__")):
+                continue
+            uses = method_uses(cls, name, set(), obj)
+            if uses is None:
+                return None
+            changed |= uses[0]
+    return frozenset(changed)

@@ -17,7 +17,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from .heldobjects import bound_in, definitions, member_of, mine
+from .heldobjects import bound_in, definitions, member_of, mine, only_called
 from .localbound import bound_locals
 from .methoduses import FUNCS, called, method_uses
 from .nodes import walk
@@ -80,6 +80,25 @@ def object_writes(defs: list[ast.AST], globs: Mapping[str, Any], seen: set[tuple
         for other, attrs in _through(node, parents, globs, value).items():  # `SVC.store.remember(x)`: STORE
             _add(found, other, attrs)
     return found
+
+
+def calls_change_nothing(name: str, defs: list[ast.AST], globs: Mapping[str, Any]) -> bool:
+    """Whether every use of the global `name` in `defs` calls a method its
+    class of yours defines (`STORE.insert(batch, rows)` of a helper class
+    writing to sqlite3) that changes nothing of the object, told by its
+    code: a write by the method's name alone (`insert` as a list's) is
+    none. Not a name its class does not define (`__getattr__` handing
+    it on to a list it holds), nor a method that may change anything."""
+    obj = globs.get(name)
+    if not mine(obj) or not only_called(name, defs):
+        return False
+    nodes = [n for d in defs for n in walk(d) if isinstance(n, ast.Attribute)]
+    if any(n.attr == name for n in nodes):
+        return False  # `flow.STORE` of a module importing itself: not told here
+    attrs = {n.attr for n in nodes if isinstance(n.value, ast.Name) and n.value.id == name}
+    if not attrs or not all(isinstance(inspect.getattr_static(type(obj), a, None), types.FunctionType) for a in attrs):
+        return False
+    return name not in object_writes(defs, globs)
 
 
 def _aliases(defs: list[ast.AST], globs: Mapping[str, Any]) -> dict[str, str]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .changers import MUTATORS, library_writer
+from .effects import shows
 from .inplace import READERS
 from .nodes import walk
 from .userfiles import is_user_file
@@ -93,6 +94,6 @@ def name_of(func: ast.AST) -> str:
 def printed_names(d: ast.AST) -> set[int]:
     """The ids of the names `d` prints whole, or in an f-string (`f"{OBJ}"`),
     to the terminal: what it shows is no step's result."""
-    calls = [c for c in walk(d) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "print" and not c.keywords]
+    calls = [c for c in walk(d) if isinstance(c, ast.Call) and shows(c)]
     values = [v.value for c in calls for a in c.args if isinstance(a, ast.JoinedStr) for v in a.values if isinstance(v, ast.FormattedValue)]
     return {id(a) for a in [*(a for c in calls for a in c.args), *values] if isinstance(a, ast.Name)}

@@ -137,7 +137,7 @@ def _use(node: ast.Name, parents: Mapping[int, ast.AST], name: str) -> bool | No
     if isinstance(above, ast.Subscript) and above.value is node:
         if isinstance(above.ctx, ast.Store):
             return _filled(above, parents, name) or None
-        return False if _looked(above, parents) else None
+        return False if _looked(above, parents) or _text_of(above, parents) else None
     if isinstance(above, ast.Attribute) and above.value is node:
         call = parents.get(id(above))
         if not (isinstance(call, ast.Call) and call.func is above):
@@ -165,6 +165,20 @@ def _looked(expr: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
     """Whether what `expr` gives is only returned or tested."""
     above = parents.get(id(expr))
     return isinstance(above, (ast.Return, ast.Compare)) or (isinstance(above, (ast.If, ast.While)) and above.test is expr)
+
+
+def _text_of(entry: ast.AST, parents: Mapping[int, ast.AST]) -> bool:
+    """Whether the entry is handed only to one of text's methods (`ROBOTS[host].splitlines()`,
+    a cached robots.txt), which makes a new object of it: what a caller does with that changes no
+    entry. Not where a class of the module defines that method (`Page.strip` may change the page)."""
+    above = parents.get(id(entry))
+    call = parents.get(id(above))
+    if not (isinstance(above, ast.Attribute) and above.attr in _TEXT and isinstance(call, ast.Call) and call.func is above):
+        return False
+    return not any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == above.attr for f in walk(ancestors(entry, parents)[-1]))  # not a class's own
+
+
+_TEXT = frozenset("splitlines split rsplit strip lstrip rstrip lower upper casefold startswith endswith find encode decode".split())
 
 
 def _lazy(node: ast.AST, parents: Mapping[int, ast.AST]) -> bool:

@@ -27,7 +27,7 @@ from .hiddenrng import called_again, hidden_state, same_generator
 from .imports import library_module
 from .kept import by_code
 from .nodes import walk
-from .objectstate import object_writes
+from .objectstate import calls_change_nothing, object_writes
 from .reach import is_durable
 from .selffills import filled_from_module, memo_only
 from .source import find_definitions, runs_this_source, source_of
@@ -122,6 +122,7 @@ def _written_read(fn: Any, code: types.CodeType, logs: bool, itself: bool = Fals
         logged = (written_in(own, True, globs) | _through_class(fn, own, globs, logs=True)) - theirs
         logged |= helper_writes([*own, *plain], globs or {}, True, src.tree)
         written = (logged | (written_in(via, True, globs) - local_names(via))) - written
+    written -= {n for n in written - objects.keys() - theirs_too if calls_change_nothing(n, [*own, *via], globs or {})}  # `DB.insert(rows)`
     if not written:
         return ()
     mine = {id(d) for d in own}
