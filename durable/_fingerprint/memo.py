@@ -7,7 +7,8 @@ function's `__code__`, wrapper chain, defaults and closure cells, every
 global, module attribute and class member its code (and its helpers' code,
 recursively) names, the contents of a list, dict or set found that way, the
 source files and notebook cells read (by stat, or by linecache entry),
-imports in the body, and the fingerprints of the steps it reaches. Checking
+imports in the body, and (for a whole fingerprint) what each step it
+reaches, at any depth, was computed from (`stepgraph`). Checking
 them is a few identity tests and a `stat` per file; any difference, or any
 error while checking, computes the fingerprint afresh. A fingerprint that
 cannot be computed (source edited after import) is never memoised: the

@@ -39,11 +39,12 @@ def step_node(obj: object) -> Node | None:
     """How a step reached from a function is fingerprinted (what its
     decorator was told), None for a workflow or other fingerprinted object
     (stamped as a leaf: a workflow by its body, which reaches no step)."""
-    spec = getattr(obj, "__durable_step__", None)
-    fn = getattr(spec, "fn", None)
-    if fn is None:
+    try:
+        spec = getattr(obj, "__durable_step__", None)
+        fn = getattr(spec, "fn", None)
+        return None if fn is None else (fn, spec.pinned_name, spec.version, spec.deep)  # type: ignore[union-attr]
+    except Exception:  # a proxy or lazy object may raise anything: stamped as a leaf, which says so
         return None
-    return fn, spec.pinned_name, spec.version, spec.deep  # type: ignore[union-attr]
 
 
 def graph_fingerprint(
