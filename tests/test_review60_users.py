@@ -14,7 +14,7 @@ once. Were refused (the rule that refused, in `durable/_fingerprint`):
 - an `io.StringIO` two steps only write to; a `collections.Counter` one
   step `.update()`s and another bumps (the same);
 - `v = C.get(k); if v is None: v = C[k] = compute(k)` (`selffills.memo_only`);
-- `if cls._conn is None: cls._conn = connect()` (`stepstate._changes_own_class`);
+- `if cls._conn is None: cls._conn = connect()` (`classwrites.changes_own_class`);
 - a step looking a module up by a name it is given (`import_module(kind)`),
   given also a label naming another module of yours by chance: that module
   edited (`givennames.given_parameters`: only the parameters reaching a

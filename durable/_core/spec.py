@@ -9,12 +9,11 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Hashable, Iterable
-from contextvars import ContextVar
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from .._fingerprint.fingerprint import Fingerprint
-from .._fingerprint.memo import memo_alone, memo_fingerprint, memo_key, memo_witness
+from .._fingerprint.memo import memo_fingerprint, memo_key, memo_witness
 from .._fingerprint.reach import may_answer
 from .._fingerprint.scriptnames import module_label
 from .._frozen import Frozen, dataclass
@@ -227,19 +226,11 @@ def own_step_spec(obj: object) -> StepSpec | None:
     return spec if spec is not None and getattr(obj, "__wrapped__", None) is spec.fn else None
 
 
-# The steps being fingerprinted in this thread or task (ids of their specs).
-_ACTIVE: ContextVar[tuple[int, ...]] = ContextVar("durable_refingerprinting", default=())
-
-
 def current_fingerprint(spec: StepSpec) -> str:
     """The fingerprint a step counts for where another step or a helper
     calls it, or where it is passed as an argument: as of now
     (`refingerprint`), since the one from its decoration misses a helper
-    defined below it or rebound since. Asked for while it is itself being
-    fingerprinted (steps that call each other), the one from its
-    decoration: that is where the recursion ends."""
-    if id(spec) in _ACTIVE.get():
-        return spec.fingerprint
+    defined below it or rebound since."""
     return refingerprint(spec).value
 
 
@@ -272,19 +263,9 @@ def refingerprint(spec: StepSpec, *, files: bool = True) -> Fingerprint:
     fingerprint it had at decoration. Memoised while nothing it was
     computed from changed (`_fingerprint.memo`); without `files`, whether
     the source files were edited since is not asked (`Witness.holds`)."""
-    # Marked before the memo is looked at too: checking its witness asks the
-    # steps this one reaches for their fingerprints, which may ask for this
-    # one's (steps that call each other), where the recursion must end.
-    token = _ACTIVE.set((*_ACTIVE.get(), id(spec)))
-    try:
-        hit = memo_alone(spec.fn, spec.memo, files)
-        if hit is not None:  # a step reaching no other: no pass to make
-            return hit
-        return memo_fingerprint(
-            spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep, files=files
-        )
-    finally:
-        _ACTIVE.reset(token)
+    return memo_fingerprint(
+        spec.fn, name=spec.pinned_name, version=spec.version, deep=spec.deep, files=files
+    )
 
 
 class _ChangedMidRun(DefinitionChangedError):

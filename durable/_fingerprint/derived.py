@@ -30,6 +30,7 @@ from .fills import (
     filled_by,
     filled_elsewhere,
     filled_through,
+    imported_in,
     kept,
     method_bases,
 )
@@ -173,8 +174,10 @@ def _analysed(fn: types.FunctionType) -> _Found:
     body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
     checked = code.co_filename  # `runs_this_source` just passed
 
+    imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}  # `import setup; setup.run()`
+
     def outside(nodes: list[ast.AST]) -> bool:
-        return reads_outside(nodes, fn.__globals__, checked)
+        return reads_outside(nodes, fn.__globals__, checked, None, imported)
 
     _statements(body, frozenset(), edges, units, outside)
     # `eval("f(xs)")`, `fill(**locals())`: what they read the text does not spell

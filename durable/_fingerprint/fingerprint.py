@@ -28,7 +28,7 @@ from .heldmodules import partial_bound, read_held_modules, self_bound
 from .holds import dispatched
 from .live import read_held, read_live, read_wrappers, wrappers_of
 from .passes import one_pass
-from .reach import durable_fingerprint_of, identity_of, is_durable, reached_stamp_of, target_of
+from .reach import durable_fingerprint_of, identity_of, is_durable, target_of
 from .reads import read_names
 from .references import referenced_objects
 from .source import (
@@ -68,6 +68,9 @@ class Fingerprint(Frozen):
     #: Global names the code reads that were not bound yet (a helper or
     #: constant defined further down the file): recompute once they are.
     unresolved: frozenset[str] = frozenset()
+    #: Without `steps`: the steps and workflows it reaches, each with the
+    #: part it counts under (`stepgraph` stamps them, once for all).
+    reached: tuple[tuple[str, object], ...] = field(default=(), compare=False, repr=False)
 
 
 def digest(*chunks: str) -> str:
@@ -84,19 +87,28 @@ def fingerprint_function(
 ) -> Fingerprint:
     """Fingerprint `fn`. `version` replaces everything read from the source;
     `deep=False` leaves out the helpers (and steps) `fn` calls; `steps=False`
-    leaves out only the steps and workflows, for a caller that combines
-    their fingerprints itself (a workflow's definition)."""
+    leaves out only the steps and workflows, listing them (`reached`) for a
+    caller that stamps them itself (`stepgraph`, a workflow's definition)."""
+    if steps and deep and version is None:
+        from .stepgraph import graph_fingerprint  # built on this module
+
+        def alone(node: tuple[Any, str | None, str | None, bool]) -> Fingerprint:
+            return fingerprint_function(node[0], name=node[1], version=node[2], deep=node[3], steps=False)
+
+        with one_pass():
+            return graph_fingerprint((fn, name, version, deep), lambda n: (id(n[0]), *n[1:]), alone)
     if version is not None:
         identity = witnessed(identity_of, fn, name)
         parts: dict[str, str] = {"version": str(version)}
         return Fingerprint(digest(identity, *_flatten(parts)), identity, parts)
+    reached: list[tuple[str, object]] = []
     with one_pass():
         root = _analyse(fn, role="function", named=name is not None)
         # After the analysis, which witnessed what the identity is made of.
         identity = identity_of(fn, name)
-        parts = {**root.parts, **(_reached_parts(fn, root, steps) if deep else {})}
+        parts = {**root.parts, **(_reached_parts(fn, root, reached) if deep else {})}
     value = digest(identity, *_flatten(parts))
-    return Fingerprint(value, identity, parts, frozenset(root.unresolved))
+    return Fingerprint(value, identity, parts, frozenset(root.unresolved), tuple(reached))
 
 
 def combine(identity: str, own: str, children: Mapping[str, str]) -> str:
@@ -224,10 +236,13 @@ def _code_hash(nodes: list[ast.AST]) -> str:
     return hash_tokens(t for n in nodes for t in definition_tokens(n))
 
 
-def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[str, str]:
+def _reached_parts(
+    fn: Callable[..., Any], root: Analysis, listed: list[tuple[str, object]]
+) -> dict[str, str]:
     """Every user function and step reachable from `fn`, breadth first, each
     seen once (so cycles end). A function contributes its own parts; a step
-    or workflow only its fingerprint, without being walked again. A helper
+    or workflow is not walked: it is put in `listed` with the name of the
+    part its fingerprint counts under. A helper
     only the statements binding a global `fn` only writes reach (`made`),
     after all others, counts without the program's state it reads now."""
     seen, queue, made = {id(fn), id(target_of(fn))}, list(root.reached), list(root.made)
@@ -239,10 +254,8 @@ def _reached_parts(fn: Callable[..., Any], root: Analysis, steps: bool) -> dict[
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        if is_durable(obj):
-            stamp = witnessed(reached_stamp_of, obj) if steps else None
-            if stamp is not None:
-                found.setdefault("step:" + witnessed(identity_of, obj), []).append(stamp)
+        if is_durable(obj):  # stamped by `stepgraph`, which knows which steps call each other
+            listed.append(("step:" + witnessed(identity_of, obj), obj))
             continue
         sub = _analyse(obj, role="helper", named=False)
         root.unresolved |= sub.unresolved - {getattr(fn, "__name__", "")}

@@ -7,7 +7,8 @@ function's `__code__`, wrapper chain, defaults and closure cells, every
 global, module attribute and class member its code (and its helpers' code,
 recursively) names, the contents of a list, dict or set found that way, the
 source files and notebook cells read (by stat, or by linecache entry),
-imports in the body, and the fingerprints of the steps it reaches. Checking
+imports in the body, and (for a whole fingerprint) what each step it
+reaches, at any depth, was computed from (`stepgraph`). Checking
 them is a few identity tests and a `stat` per file; any difference, or any
 error while checking, computes the fingerprint afresh. A fingerprint that
 cannot be computed (source edited after import) is never memoised: the
@@ -16,15 +17,17 @@ error is raised again on every call."""
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from contextvars import ContextVar
 from typing import Any
 
 from .fingerprint import Fingerprint, fingerprint_function
 from .memorule import Memo
 from .passes import one_pass
-from .witness import Witness, forward
+from .stepgraph import Node, graph_fingerprint
+from .witness import Witness
 
-_MEMO: Memo[Fingerprint] = Memo()
+# A function's own fingerprint (without its steps) and its whole one, each
+# kept: twice the entries of a memo of whole ones alone.
+_MEMO: Memo[Fingerprint] = Memo(2048)
 
 
 def memo_fingerprint(
@@ -37,33 +40,35 @@ def memo_fingerprint(
     files: bool = True,
 ) -> Fingerprint:
     """`fingerprint_function(fn, ...)`, reused while its witness holds
-    (without `files`: whatever the source files say now, `Witness.holds`)."""
-    key = memo_key(fn, name, version, deep, steps)
-    found = _PASS.get()
-    if found is None:
-        hit = memo_alone(fn, key, files)
-        if hit is not None:
-            return hit
-    else:
-        seen = found.get(key)
-        if seen is not None and seen[0] is fn:
-            forward(seen[2])  # what it was computed from counts for the asker too
-            return seen[1]
-    token = _PASS.set({}) if found is None else None
-    try:
-        with one_pass():
-            value = _MEMO.peek(key, fn, files=files) or _MEMO.compute(
-                key,
-                fn,
-                lambda: fingerprint_function(fn, name=name, version=version, deep=deep, steps=steps),
-            )
-        entry = _MEMO.entry(key)
-        if entry is not None and entry[1] is value:
-            _PASS.get()[key] = (fn, value, entry[2])  # type: ignore[index]
-        return value
-    finally:
-        if token is not None:
-            _PASS.reset(token)
+    (without `files`: whatever the source files say now, `Witness.holds`).
+    With `steps`, the steps it reaches are stamped by `stepgraph`, one
+    function of the code whichever step was asked for first."""
+    node: Node = (fn, name, version, deep)
+    if not steps:
+        return _own(node, files)
+    key = memo_key(fn, name, version, deep)
+    hit = _MEMO.peek(key, fn, files=files)
+    if hit is not None:
+        return hit
+    with one_pass():
+        return _MEMO.compute(key, fn, lambda: graph_fingerprint(node, _own_key, lambda n: _own(n, files)))
+
+
+def _own_key(node: Node) -> Hashable:
+    return memo_key(*node, steps=False)
+
+
+def _own(node: Node, files: bool) -> Fingerprint:
+    """A function's fingerprint without the steps it reaches (listed)."""
+    fn, name, version, deep = node
+    key = _own_key(node)
+    hit = _MEMO.peek(key, fn, files=files)
+    if hit is not None:
+        return hit
+    with one_pass():
+        return _MEMO.compute(
+            key, fn, lambda: fingerprint_function(fn, name=name, version=version, deep=deep, steps=False)
+        )
 
 
 def memo_key(
@@ -71,32 +76,6 @@ def memo_key(
 ) -> Hashable:
     """The key `fn`'s fingerprint is memoised under."""
     return (id(fn), name, version, deep, steps)
-
-
-def memo_alone(fn: object, key: Hashable, files: bool) -> Fingerprint | None:
-    """The memoised fingerprint of a step that reaches no other step (no
-    witness was forwarded into its own) while it holds, looked up without
-    making a pass: a cached plain call asks for its step's fingerprint on
-    every call, and nearly always hits. A step reaching others is left to
-    the pass (checking what they were computed from asks for theirs, which
-    one pass must answer), as is a lookup inside a pass."""
-    hit = _MEMO._entries.get(key)
-    if hit is None or hit[0] is not fn or _PASS.get() is not None:
-        return None
-    if not hit[2].holds_alone(files):
-        return None
-    forward(hit[2])
-    return hit[1]
-
-
-# The fingerprints one outermost fingerprinting found (a step's, with the
-# steps it reaches, which may reach each other): asked for again within it,
-# the one found is given, its witness forwarded to the asker. Each path
-# through a cycle was walked anew before: ten steps reaching each other
-# through a registry (`STEPS[name](x)`) took minutes, six took 3 s.
-_PASS: ContextVar[dict[Hashable, tuple[object, Fingerprint, Witness]] | None] = ContextVar(
-    "durable_fingerprint_pass", default=None
-)
 
 
 def memo_witness(key: Hashable, value: str) -> Witness | None:

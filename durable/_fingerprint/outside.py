@@ -50,7 +50,11 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def reads_outside(
-    found: list[ast.AST], namespace: Mapping[str, Any], checked_file: str | None, name: str | None = None
+    found: list[ast.AST],
+    namespace: Mapping[str, Any],
+    checked_file: str | None,
+    name: str | None = None,
+    imported: Mapping[str, Any] | None = None,
 ) -> bool:
     """Whether one of `found` (a global's statements, binding `name` when
     given), or a statement of the module binding a name they read, in turn,
@@ -58,7 +62,9 @@ def reads_outside(
     module of the user's), reads the environment, the command line or a
     file. Not a function
     among `found` (one that changes the global when a run calls it: what a
-    step appends to is the program's state)."""
+    step appends to is the program's state). `imported`: what the import
+    statements of the function `found` are in bind (`import setup;
+    setup.configure()` in a workflow's body), for the calls they name."""
     seen: set[tuple[int, str | None]] = set()
     todo = [(s, 0, namespace, name) for s in found]
     while todo:
@@ -69,6 +75,10 @@ def reads_outside(
         checked = checked_file if names is namespace else None
         marked, read, called = _scan(stmt)
         if marked or any(_called_reads_outside(".".join(n), names, checked) for n in called):
+            return True
+        if imported and names is namespace and any(
+            n[0] in imported and _called_reads_outside(".".join(n), imported, None) for n in called
+        ):
             return True
         if depth < _DEPTH:
             for r in read:
