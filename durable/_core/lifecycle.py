@@ -203,17 +203,22 @@ def made_nothing(manifest: RunRecord, ctx: RunState) -> None:
 
 
 def complete(store: Store, manifest: RunRecord, value: Any, ctx: RunState) -> None:
+    unkept_value = unkept.holds(ctx, value)
     try:
-        if unkept.holds(ctx, value):  # a completed run's re-call has no other answer to give
+        if unkept_value:  # a completed run's re-call has no other answer to give
             raise TypeError("it holds what a persist=False step returned, which is never written")
         manifest.result_encoding, data = codec.encode_value(
             value, allow_pickle=store.allow_pickle
         )
     except Exception as e:
+        wanted = (
+            "Return what the caller needs without that step's value (a completed run hands back its "
+            "stored result, and that value is never stored), or make the step persist=True"
+            if unkept_value else f"{plain_data(store.allow_pickle)} from the workflow"
+        )  # fmt: skip
         err = SerializationError(
             f"{manifest.workflow} (return value)", type(value).__qualname__, str(e),
-            advice=f"{plain_data(store.allow_pickle)} from the workflow. The steps' "
-            "records are intact: fix it and call again, the finished steps replay.",
+            advice=f"{wanted}. The steps' records are intact: fix it and call again, the finished steps replay.",
         )  # fmt: skip
         finish(store, manifest, "failed", error=error_summary(err), pending=e)
         raise err from e

@@ -98,7 +98,34 @@ _WORK = (ast.Expr, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
 _MAIN = ('__name__ == "__main__"', '"__main__" == __name__')
 
 
+# Decorators that change nothing outside what they make (of the standard
+# library and durable's own): any other may register the function in another
+# module's registry (`@render.register(int)` of a singledispatch function
+# elsewhere, `@app.route("/")`), work a fingerprint must not run.
+_QUIET_DECORATORS = frozenset(
+    "staticmethod classmethod property dataclass cache lru_cache cached_property wraps total_ordering"
+    " singledispatch singledispatchmethod contextmanager asynccontextmanager abstractmethod overload final"
+    " override runtime_checkable unique step workflow".split()
+)
+_QUIET_MODULES = frozenset({"functools", "dataclasses", "abc", "typing", "typing_extensions", "contextlib", "enum", "durable"})
+_OWN_PARTS = frozenset({"setter", "getter", "deleter", "register"})  # of a property or dispatcher made here
+
+
+def _quiet(decorator: ast.expr, defined: set[str]) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Name):
+        return target.id in _QUIET_DECORATORS or target.id in defined
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        base = target.value.id
+        return base in _QUIET_MODULES or (base in defined and target.attr in _OWN_PARTS)
+    return False
+
+
 def _works(stmt: ast.stmt, defined: set[str]) -> bool:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        inner = stmt.body if isinstance(stmt, ast.ClassDef) else []  # a class's body runs at import
+        own = defined | {s.name for s in inner if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        return not all(_quiet(d, defined) for d in stmt.decorator_list) or any(_works(s, own) for s in inner)
     if isinstance(stmt, ast.Expr):
         return not isinstance(stmt.value, ast.Constant)  # a docstring is no work
     if isinstance(stmt, _WORK):
