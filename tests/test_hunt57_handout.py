@@ -15,11 +15,13 @@ from durable.errors import ConfigurationError
 
 
 def test_a_try_starts_only_before_its_time() -> None:
-    assert not lapsed(None, here=True)  # a local folder's lease: no time limit
-    assert not lapsed((time.time() + 60, math.inf), here=True)
-    assert lapsed((time.time() - 1, math.inf), here=False)
-    assert lapsed((time.time() + 60, 0.0), here=True)  # the elapsed clock, on this host
-    assert not lapsed((time.time() + 60, 0.0), here=False)  # not on another's
+    now = time.time()
+    assert lapsed(None, here=True) is None  # a local folder's lease: no time limit
+    assert lapsed((now + 60, math.inf), here=True) is None
+    assert lapsed((now - 1, math.inf), here=False) == now - 1
+    assert lapsed((now + 60, 0.0), here=True) == 0.0  # the elapsed clock, on this host
+    assert lapsed((now + 60, 0.0), here=False) is None  # not on another's
+    HandedBack().again(NotStarted(0.0))  # ended by the elapsed clock: no worker's clock to blame
 
 
 def test_tries_handed_back_early_are_refused_after_a_few() -> None:

@@ -132,8 +132,9 @@ def run_pickled(
     except Exception as exc:
         return _pack_error(exc)
     leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
-    if lapsed(until, here=bool(owner)):
-        return codec.dumps_callable((None, until[0] if until else 0.0, ""))
+    late = lapsed(until, here=bool(owner))
+    if late is not None:
+        return codec.dumps_callable((None, late, ""))
     try:
         # Another process: the run's store is not known here, so no cache.
         value = call_item(fn, item, trace, local=False)

@@ -43,12 +43,17 @@ def hand_out(run: RunState | None, scopes: Sequence[ItemScope | None] | None) ->
     return held_until(run)
 
 
-def lapsed(until: Until, here: bool) -> bool:
-    """In the worker, as a try is about to start: whether the time it was
-    handed out with is over. `here`: the worker runs on the workflow's host."""
+def lapsed(until: Until, here: bool) -> float | None:
+    """In the worker, as a try is about to start: None while the time it was
+    handed out with lasts, else what the worker hands back (`NotStarted`):
+    that time on the wall clock, or 0.0 when the elapsed clock ended it (this
+    host's: its wall clock was set back, no worker's clock runs ahead).
+    `here`: the worker runs on the workflow's host."""
     if until is None:
-        return False
-    return time.time() >= until[0] or (here and elapsed() >= until[1])
+        return None
+    if time.time() >= until[0]:
+        return until[0]
+    return 0.0 if here and elapsed() >= until[1] else None
 
 
 class NotStarted(Exception):
