@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from .._core.cacheplain import plain_plan
-from .._core.cachewhy import tell_elsewhere
 from .._core.context import ItemScope, RunState, current_state, enter_plain
 from .._core.plan import drive_async, drive_sync
 from .._core.retry import RetryPolicy
@@ -245,16 +244,6 @@ class FuturesPool:
 
 def is_dask_client(obj: object) -> bool:
     return type(obj).__module__.split(".")[0] == "distributed" and hasattr(obj, "nthreads")
-
-
-def open_pool(executor: object, fn: Callable[[Any], Any], trace: Trace = NO_TRACE) -> Pool:
-    check_executor(executor)
-    tell_elsewhere(step_spec(fn), executor)
-    if isinstance(executor, cf.Executor):
-        return FuturesPool(executor, fn, trace)
-    from .daskpool import DaskPool  # `distributed` is imported there, when used
-
-    return DaskPool(executor, fn, trace)
 
 
 def check_executor(executor: object) -> None:

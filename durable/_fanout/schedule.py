@@ -16,10 +16,11 @@ from .._core.plan import apause, check_stop, pause, stop
 from .._core.tracing import carrier
 from ..errors import Cancelled, ControlFlow, SerializationError, Stopped
 from .delays import Delays
-from .executors import Trace, acall_item, call_item, open_pool
+from .executors import Trace, acall_item, call_item
 from .gate import halt, keep_running
 from .handout import HandedBack, NotStarted
 from .interrupt import Deferred
+from .pools import open_pool
 from .progress import ProgressCallback, Reporter
 from .tries import Tries
 
