@@ -62,6 +62,7 @@ class Held:
         self.owner, self.where = None if owner is None else weakref.ref(owner), where
         # Before every write: the lease's own check, one call rather than two.
         self.check: Callable[[], None] = lease.check
+        self.callers: Callable[[], None] | None = None  # a child run's (`under`)
         if owner is not None:
             _HERE[where] = self
 
@@ -69,8 +70,8 @@ class Held:
         """`check`, asked of the store now where the lease can say
         (`ObjectLease.confirm`); a lock's check always asks its file."""
         getattr(self.lease, "confirm", self.lease.check)()
-        if self.check is not self.lease.check:
-            self.check()  # its callers' too (`under`)
+        if self.callers is not None:
+            self.callers()  # its callers' leases too (`under`)
 
     def under(self, callers: Callable[[], None]) -> None:
         """Fence every write of this run with `callers` too: a child run's,
@@ -78,7 +79,7 @@ class Held:
         parent's. A parent that stalled past its lease once it looked at it, before
         the child's first write, was taken over meanwhile: the child's manifest,
         written from it, started the child from a parent no longer held (hunt57)."""
-        own = self.lease.check
+        own, self.callers = self.lease.check, callers
 
         def check() -> None:
             own()
