@@ -142,7 +142,8 @@ def test_a_result_received_before_its_worker_died_is_the_items(
     future's status after the result, refused it as a failed task
     (RuntimeError of the result's bytes; seen in the test above, once in
     seven runs). The result that arrived is the item's."""
-    from durable._fanout.executors import NO_TRACE, DaskPool
+    from durable._fanout.daskpool import DaskPool
+    from durable._fanout.executors import NO_TRACE
 
     pool = DaskPool(client, work, NO_TRACE)
     (handle,) = pool.submit([(str(tmp_path / "log"), 3)])

@@ -116,8 +116,10 @@ def child_plan(
 
     def locked(lease: Held) -> Plan[Run[Any]]:
         # The parent looked at its lease before this call (`lookup`), and may
-        # have stalled since, past it: taken over, it must not enter the child.
+        # have stalled since, past it: taken over, it must not enter the child,
+        # nor write for it once it did (each write looks at the callers' leases).
         still_held(parent, pos)
+        lease.under(functools.partial(still_held, parent, pos))
         if flow.options.run_id is None:
             _refuse_anothers(store, flow.name, run_id, parent, pos)
         link = {

@@ -8,9 +8,15 @@ continued, took the child's lease and ran the child's body, writing its
 manifest, its status, from a parent it no longer held (hunt56). So a child
 is started, and each of its operations is, only while every caller's lease
 still holds; a lease's check is two clock reads while it is surely fresh
-(`ObjectLease.check`), a look at the store only after a stall."""
+(`ObjectLease.check`), a look at the store only after a stall.
+
+A worker of another process has no lease to look at: a try is handed to it
+with the time the leases are surely held until (`held_until`), and it
+starts the try only before then (`_fanout.handout`)."""
 
 from __future__ import annotations
+
+import math
 
 from .._storage.keys import Position
 from ..errors import LeaseLostError
@@ -32,6 +38,21 @@ def still_held(ctx: RunState, pos: Position) -> None:
                 e = LeaseLostError(ctx.run_id, why=why)
             raise lease_lost(ctx, pos, e) from None
         run = run.caller
+
+
+def held_until(ctx: RunState) -> tuple[float, float] | None:
+    """Until when (wall clock, `leasewatch.elapsed`) the run's lease and
+    each caller's are surely this process's, as the last look found them;
+    None where no lease runs out while its holder lives (a local folder's
+    lock, which only the holder's death or the lease file's removal ends)."""
+    wall = ticks = math.inf
+    run: RunState | None = ctx
+    while run is not None:
+        until = getattr(run.lease, "fresh_until", None)  # an `ObjectLease`'s
+        if until is not None:
+            wall, ticks = min(wall, until), min(ticks, getattr(run.lease, "fresh_elapsed", math.inf))
+        run = run.caller
+    return None if wall == math.inf else (wall, ticks)
 
 
 def lease_lost(ctx: RunState, pos: Position, e: LeaseLostError) -> LeaseLostError:

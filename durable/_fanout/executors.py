@@ -8,8 +8,6 @@ the same way; the workflow process writes every record."""
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
-import importlib
 import os
 import traceback
 import types
@@ -19,7 +17,6 @@ from typing import Any, Protocol
 
 from .._core import unkept
 from .._core.cacheplain import plain_plan
-from .._core.cachewhy import tell_elsewhere
 from .._core.context import ItemScope, RunState, current_state, enter_plain
 from .._core.plan import drive_async, drive_sync
 from .._core.retry import RetryPolicy
@@ -30,6 +27,7 @@ from .._storage import codec
 from .._valuetext import error_message
 from ..errors import ConfigurationError, SerializationError
 from .gate import Gate
+from .handout import Until, hand_out, lapsed
 from .orphan import leave_if_orphaned
 from .outcome import unpack_outcome
 from .workercode import fn_travel, item_blob, worker_fn, worker_item
@@ -114,10 +112,12 @@ def run_pickled(
     trace: Trace = NO_TRACE,
     owner: int = 0,
     code: str | None = None,
+    until: Until = None,
 ) -> bytes:
     """The task a process or Dask worker runs. Never raises for the item's own errors: they
     come back pickled with their traceback text. `owner`: the workflow process of a process
-    pool (`orphan`); `code`: fn's fingerprint there (`workercode`)."""
+    pool (`orphan`); `code`: fn's fingerprint there (`workercode`); `until`: when the run's
+    lease it was handed out under may be over (`handout`): from then on it comes back unstarted."""
     leave_if_orphaned(owner)
     try:
         fn = worker_fn(token, fn_blob, code)
@@ -125,6 +125,9 @@ def run_pickled(
     except Exception as exc:
         return _pack_error(exc)
     leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
+    late = lapsed(until, here=bool(owner))
+    if late is not None:
+        return codec.dumps_callable((None, late, ""))
     try:
         # Another process: the run's store is not known here, so no cache.
         value, made = unkept.made_elsewhere(lambda: call_item(fn, item, trace, local=False))
@@ -170,8 +173,9 @@ class FuturesPool:
         self.fn = fn
         self.trace = trace
         self.threads = isinstance(executor, cf.ThreadPoolExecutor)
-        # A thread starts without the caller's context: it is handed the run.
-        self.run = current_state() if self.threads else None
+        # A thread starts without the caller's context: it is handed the run;
+        # another process's worker, the time its lease lasts (`handout`).
+        self.run = current_state()
         self.token = uuid.uuid4().hex
         self.blob, self.code = (b"", "") if self.threads else fn_travel(fn)
         # A process pool's workers run on this machine and outlive a kill of
@@ -192,10 +196,13 @@ class FuturesPool:
                 submit(pool, scope, call_item, fn, item, trace, self.run)
                 for item, scope in zip(items, where, strict=True)
             ]
+        if not items:
+            return []
+        until = hand_out(self.run, scopes)
         return [
             self.executor.submit(
                 run_pickled, self.token, self.blob, item_blob(item), self.trace, self.owner,
-                self.code,
+                self.code, until,
             )
             for item in items
         ]
@@ -216,92 +223,8 @@ class FuturesPool:
         return [h for h in handles if h.cancel()]
 
 
-class DaskPool:
-    """A `dask.distributed.Client`. `distributed` is imported only here, so
-    it stays an optional extra. Results are fetched by the client's own loop
-    as tasks finish (`as_completed(with_results=True)`): asking each future
-    for its result one by one costs a round trip through that loop per item."""
-
-    def __init__(self, client: Any, fn: Callable[[Any], Any], trace: Trace) -> None:
-        distributed: Any = importlib.import_module("distributed")
-        self.client = client
-        self.trace = trace
-        self.token = uuid.uuid4().hex
-        self.blob, self.code = fn_travel(fn)
-        self.finished: Any = distributed.as_completed([], with_results=True, raise_errors=False)
-        self.results: dict[Any, Any] = {}
-        threads = sum(client.nthreads().values())
-        self.window = 4 * threads if threads else 32
-
-    def submit(self, items: list[Any], scopes: list[ItemScope | None] | None = None) -> list[Any]:
-        if not items:
-            return []
-        blobs = [item_blob(item) for item in items]
-        n = len(blobs)
-        token, blob, trace, code = [self.token] * n, [self.blob] * n, [self.trace] * n, [self.code] * n
-        futures = self.client.map(run_pickled, token, blob, blobs, trace, [0] * n, code, pure=False)
-        self.finished.update(futures)
-        return list(futures)
-
-    def wait(self, handles: Iterable[Any], timeout: float | None = None) -> set[Any]:
-        """The tasks finished, as soon as one is, or none after `timeout`."""
-        batch = self.finished.next_batch(block=timeout is None)
-        if timeout is not None and not batch:
-            self._wait_ready(handles, timeout)
-            batch = self.finished.next_batch(block=False)
-        self.results.update(batch)
-        return {future for future, _ in batch}
-
-    def _wait_ready(self, handles: Iterable[Any], timeout: float) -> None:
-        """Until a result is ready or `timeout` passes. `as_completed` has no
-        public wait with a timeout: its condition is what its blocking `next`
-        waits on; a release without it waits on the tasks themselves."""
-        condition = getattr(self.finished, "thread_condition", None)
-        if condition is None:
-            distributed: Any = importlib.import_module("distributed")
-            with contextlib.suppress(distributed.TimeoutError, TimeoutError):
-                distributed.wait(list(handles), timeout, return_when="FIRST_COMPLETED")
-            return
-        with condition:
-            if not self.finished.has_ready():
-                condition.wait(timeout)
-
-    def outcome(self, handle: Any) -> Any:
-        result = self.results.pop(handle)
-        # What came back decides (`run_pickled` returns bytes), not the status now:
-        # a worker dying once it handed the result over turns that back to pending.
-        if not isinstance(result, bytes):  # the task failed: its worker died, ...
-            raise _task_error(result)
-        return unpack_outcome(result)
-
-    def cancel(self, handles: Iterable[Any]) -> None:
-        pending = list(handles)
-        if pending:
-            self.client.cancel(pending)
-
-    def unstart(self, handles: list[Any]) -> list[Any]:
-        # The client cannot tell queued tasks from running ones: all of them finish.
-        return []
-
-
-def _task_error(result: Any) -> BaseException:
-    """The error of a Dask task that failed outside `run_pickled` (its worker
-    died: `KilledWorker`), which `as_completed` gives as an exc_info triple."""
-    if isinstance(result, tuple) and len(result) == 3 and isinstance(result[1], BaseException):
-        return result[1].with_traceback(result[2])
-    return result if isinstance(result, BaseException) else RuntimeError(repr(result))
-
-
 def is_dask_client(obj: object) -> bool:
     return type(obj).__module__.split(".")[0] == "distributed" and hasattr(obj, "nthreads")
-
-
-def open_pool(executor: object, fn: Callable[[Any], Any], trace: Trace = NO_TRACE) -> Pool:
-    check_executor(executor)
-    tell_elsewhere(step_spec(fn), executor)
-    if isinstance(executor, cf.Executor):
-        return FuturesPool(executor, fn, trace)
-    return DaskPool(executor, fn, trace)
 
 
 def check_executor(executor: object) -> None:

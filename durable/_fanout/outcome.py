@@ -7,6 +7,7 @@ from typing import Any
 
 from .._core import unkept
 from .._storage import codec
+from .handout import NotStarted
 
 
 class RemoteTraceback(Exception):
@@ -21,6 +22,8 @@ def unpack_outcome(data: bytes) -> Any:
     ok, value, tb = codec.loads_callable(data)
     if ok:  # a persist=False step's output made there: held as one here
         return unkept.returned(value) if tb == unkept.UNKEPT else value
+    if ok is None:  # not started (`run_pickled`): the block hands it out again
+        raise NotStarted(value)
     # Dask carries remote tracebacks itself (tblib); a process pool does not.
     if tb and value.__traceback__ is None:
         inner = _innermost(value)

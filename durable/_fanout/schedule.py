@@ -16,9 +16,11 @@ from .._core.plan import apause, check_stop, pause, stop
 from .._core.tracing import carrier
 from ..errors import Cancelled, ControlFlow, SerializationError, Stopped
 from .delays import Delays
-from .executors import Trace, acall_item, call_item, open_pool
+from .executors import Trace, acall_item, call_item
 from .gate import halt, keep_running
+from .handout import HandedBack, NotStarted
 from .interrupt import Deferred
+from .pools import open_pool
 from .progress import ProgressCallback, Reporter
 from .tries import Tries
 
@@ -99,6 +101,7 @@ def _loop(
     is left; a Ctrl-C taken between two waits (`interrupt`)."""
     (window, label), (done, keep) = shape, ends
     later = Delays(tries.look(), tries.stops)
+    back = HandedBack()
     failed: tuple[int, Exception] | None = None
     stopped: Stopped | Cancelled | None = None
     try:
@@ -110,12 +113,16 @@ def _loop(
             # Sorting by index keeps the record order reproducible when several finish at once.
             ready = pool.wait(flying, ctrl_c.bound(later.timeout())) if flying else set()
             ctrl_c.check()
+            again: list[int] = []  # handed back unstarted (`handout`): the same try goes out again
             for handle in sorted(ready, key=flying.__getitem__):
                 i = flying.pop(handle)
                 try:
                     value = _NONE
                     value = pool.outcome(handle)
                     done(i, value)
+                except NotStarted as late:
+                    back.again(late)
+                    again.append(i)
                 except (Stopped, Cancelled) as stop_now:  # raised once this item was kept
                     # As after a failure: the items running finish and are kept too
                     # (dropped, they would run again on resume), none starts.
@@ -135,7 +142,7 @@ def _loop(
             try:
                 if keep is not None and stopped is None:  # checkpointed: as `done` between two items,
                     check_stop()  # a graceful stop starts no try more (a retry due, the next item)
-                due = later.due() if failed is None and stopped is None else later.clear()
+                due = again + later.due() if failed is None and stopped is None else later.clear()
                 scopes = [tries.scope(i) for i in due]  # a retry's boundary (`KeptTries.scope`)
             except (Cancelled, Stopped) as stop_now:  # looked for while an item waits its delay
                 stopped, due, scopes = stopped or stop_now, later.clear(), []

@@ -62,6 +62,7 @@ class Held:
         self.owner, self.where = None if owner is None else weakref.ref(owner), where
         # Before every write: the lease's own check, one call rather than two.
         self.check: Callable[[], None] = lease.check
+        self.callers: Callable[[], None] | None = None  # a child run's (`under`)
         if owner is not None:
             _HERE[where] = self
 
@@ -69,6 +70,22 @@ class Held:
         """`check`, asked of the store now where the lease can say
         (`ObjectLease.confirm`); a lock's check always asks its file."""
         getattr(self.lease, "confirm", self.lease.check)()
+        if self.callers is not None:
+            self.callers()  # its callers' leases too (`under`)
+
+    def under(self, callers: Callable[[], None]) -> None:
+        """Fence every write of this run with `callers` too: a child run's,
+        whose own lease (taken, maybe renewed, by this process) says nothing of its
+        parent's. A parent that stalled past its lease once it looked at it, before
+        the child's first write, was taken over meanwhile: the child's manifest,
+        written from it, started the child from a parent no longer held (hunt57)."""
+        own, self.callers = self.lease.check, callers
+
+        def check() -> None:
+            own()
+            callers()
+
+        self.check = check
 
     @property
     def lost(self) -> bool:

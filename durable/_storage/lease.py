@@ -83,6 +83,13 @@ def locked_error(
             f"keeps the run until it goes on: continue it (`fg` there, `kill -CONT "
             f"{doc.get('pid')}`) or end it.",
         )
+    elif watch is None and _gone_here(doc):
+        # A local lock outliving its holder: a process forked from it has it (`_lock`).
+        error.args = (
+            f"{error} That process has ended, but a process it started (forked) still has the "
+            "run's lease file open, which keeps its lock: end that process (`fuser -v` on the "
+            "run's lease file names it).",
+        )
     elif watch is not None and not same_pid_space(doc):
         # From here a dead holder looks the same as a live one until then;
         # without this, a team mate's crashed run reads as running forever.
@@ -144,8 +151,9 @@ class FileLease:
             file = io.FileIO(path, "r+", opener=_open_lease)
             fd = file.fileno()
             try:
-                if not lock_exclusive(fd, blocking=False):
-                    raise locked_error(run, _holder_of(fd)) from None
+                holder = _lock(fd)
+                if holder is not None:
+                    raise locked_error(run, holder) from None
                 st = os.fstat(fd)
                 ident = _ident(st)
                 if _is_at(ident, path):
@@ -203,6 +211,27 @@ class FileLease:
                 unlock(file.fileno())
         finally:
             file.close()
+
+
+# How long a lock whose holder is gone is waited for: a process it forked
+# keeps a copy of the lease file, and of its lock, until its at-fork handler
+# closes it (`inherited`), once the kernel schedules it.
+FORKED_WAIT = 2.0
+
+
+def _lock(fd: int) -> dict[str, Any] | None:
+    """Lock fd's file: None once locked, else the document of the holder
+    that has it. The lock belongs to the open file, which a fork shares: a
+    holder killed just after it forked a pool's worker left it with that
+    worker until the worker closed its copy, and a resume right then was
+    refused, naming the dead holder (hunt57). Such a lock is waited for."""
+    deadline = time.monotonic() + FORKED_WAIT
+    while not lock_exclusive(fd, blocking=False):
+        doc = _holder_of(fd)
+        if not _gone_here(doc) or time.monotonic() >= deadline:
+            return doc
+        time.sleep(0.005)  # no signal tells when a lock is let go but taking it
+    return None
 
 
 def _open_lease(path: str, flags: int) -> int:
