@@ -72,6 +72,7 @@ LAZY_ON_USE = {
     ("durable._errortext", "re"): "a suspend()'s reason, for the parameters it names",
     ("durable._storage.raised", "cloudpickle"): "an error's parts kept with it: loaded with codec_pickle, its caller",
     ("durable._core.reduced", "pickle"): "a value without __module__: its name looked up as pickle does",
+    ("durable._fingerprint.fingerprint", "durable._fingerprint.stepgraph"): "built on this module: the first step fingerprinted",
     ("durable._cli.common", "textwrap"): "--help, as argparse itself imports it",
     ("durable._settings", "difflib"): "a DURABLE_ variable durable does not read",
     ("durable.errors", "signal"): "a graceful stop's signal",

@@ -29,8 +29,11 @@ def reduced(v: Any) -> tuple[str, Any]:
         object.__getattribute__(v, "__dict__")
     except AttributeError:
         pass
-    # As pickle reduces it: by a reducer registered with `copyreg` (a ufunc, a regex) first.
-    reducer = copyreg.dispatch_table.get(type(v))
+    # As pickle reduces it: by a reducer registered with `copyreg` (a ufunc, a regex) first;
+    # not an exception's: Dask registers one for every exception class (tblib's, with the
+    # traceback's frames), which made a digest differ once `distributed` was imported and
+    # between a live error and its record; its chain and frames count by `_raised`.
+    reducer = None if isinstance(v, BaseException) else copyreg.dispatch_table.get(type(v))
     reduced = v.__reduce_ex__(4) if reducer is None else reducer(v)
     if isinstance(reduced, str):  # pickled by name: a builtin function, a singleton
         named: tuple[Any, ...] = (getattr(v, "__module__", None), reduced)

@@ -13,7 +13,6 @@ does not count as state."""
 
 from __future__ import annotations
 
-import copyreg
 import types
 from typing import Any
 
@@ -81,10 +80,10 @@ def chained(e: BaseException, reduced: Any) -> Any:
     extra = (e.__cause__, e.__context__, e.__suppress_context__, frames(e), c_fields(e))
     if extra[:2] == (None, None) and not extra[2] and not extra[3] and not extra[4]:
         return NotImplemented if reduced is None else reduced
-    base = reduced
-    if base is None:
-        reducer = copyreg.dispatch_table.get(type(e))
-        base = e.__reduce_ex__(5) if reducer is None else reducer(e)
+    # The class's own reduction, not one `copyreg` holds: Dask registers tblib's for every
+    # exception class, which pickles the traceback, and a record then came back with frames
+    # that `frames` counted twice (and a digest unlike the live error's).
+    base = e.__reduce_ex__(5) if reduced is None else reduced
     if not isinstance(base, tuple) or not 2 <= len(base) <= 5:
         return NotImplemented if reduced is None else reduced
     fn, args, state, listed, pairs = (*base, None, None, None)[:5]
