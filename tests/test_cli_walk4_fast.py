@@ -3,6 +3,7 @@ machine reads when a relative store is read from another working folder."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -108,7 +109,9 @@ def test_durable_run_says_when_a_step_waits_to_try_again(
     )  # fmt: skip
     assert main(["--store", str(tmp_path / "s"), "run", "retried.py:job", "--run-id", "j"]) == 0
     said = capsys.readouterr().err
-    assert (
-        "  [0] upload failed on try 1 of 2 (ConnectionError: bucket timed out); retrying in 10ms\n"
-        "  [0] upload executed\n"
-    ) in said, said
+    # `executed in 136ms` past 100 ms (a loaded machine): the time is not the point here
+    assert re.search(
+        r"  \[0\] upload failed on try 1 of 2 \(ConnectionError: bucket timed out\); retrying in 10ms\n"
+        r"  \[0\] upload executed( in [0-9.]+m?s)?\n",
+        said,
+    ), said
