@@ -26,6 +26,7 @@ from .named import with_named
 from .plan import Call
 from .replay import boundary, commit
 from .retry import RetryPolicy
+from .sharing import shared
 from .spec import StepSpec
 from .stillheld import lease_lost
 from .written import with_written
@@ -211,9 +212,14 @@ def finish(
         record.extra["reopened"] = reopened
     # Bytes kept hold numbers passed positionally, which no step can change: what
     # `changed_in_place` answers first (`immutable_call`), known here without asking.
-    if kept is None and _in_place(ctx, spec, reads, digest, call):
+    held: list[Any] = []  # the mutable objects its arguments hold (none: no walk of the output)
+    if kept is None and _in_place(ctx, spec, reads, digest, call, held):
         record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
         warn(in_place_warning(spec.name))
+    if held and spec.persist:  # the parts of them it returns, handed back by its replay
+        shares = shared(value, held, call)
+        if shares is not None:
+            record.extra["shares"] = shares
     # One pass in C decides plain data, which holds no `Redacted`; only a
     # value that is not plain is walked for one.
     packed = None
@@ -241,7 +247,7 @@ def finish(
 
 def _in_place(
     ctx: RunState, spec: StepSpec, reads: bool, digest: str,
-    call: tuple[tuple[Any, ...], dict[str, Any]],
+    call: tuple[tuple[Any, ...], dict[str, Any]], met: list[Any],
 ) -> bool:  # fmt: skip
     """Whether the body changed an argument it was given (`identity.changed_in_place`)."""
     held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
@@ -251,4 +257,4 @@ def _in_place(
         else None
     )
     # Not `*call`: a star call runs the function from C, costlier than a plain call.
-    return changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin)
+    return changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin, met)

@@ -21,6 +21,7 @@ from .plan import Plan, drive_sync
 from .replay import commit, lookup, reopen
 from .replayrow import MISS, replayed
 from .retry import retrying
+from .sharing import rejoined
 from .spec import StepSpec
 from .written import quiet, with_written
 
@@ -134,6 +135,8 @@ def replay_or_prepare(
     if value is PRUNED:
         reopen(ctx, rec.position)
         return Live(pos, fp, digest, None, "its cached output was pruned", reads, canonical)
+    if "shares" in rec.extra:  # parts of its arguments it returned: theirs again, when equal
+        value = rejoined(value, rec.extra["shares"], (args, kwargs))
     if ctx.watched:  # `notify.replayed` returns at once otherwise
         notify.replayed(ctx, rec)
     return value
