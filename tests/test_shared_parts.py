@@ -212,3 +212,82 @@ def test_an_equal_part_given_by_another_path_is_handed_back_only_when_equal(tmp_
     gone = rejoined({"all": [1, 2], "t": ([1, 2], 5), "n": 1}, notes, (([1],), {}))
     assert gone["all"] is not items
     assert shared(list(range(5)), [[0]], (([0],), {})) is None
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_loop_over_outputs_hold_their_items_parts_after_a_resume(tmp_path: Path, checkpoint: bool) -> None:
+    """A block's outputs that are parts of its items are the items' parts
+    again, replayed (the block's record) or restored (an item's, under
+    checkpoint_items: item 1 failed the first time, item 0 was kept)."""
+    counts = {"rows": 0, "total": 0, "last": 0}
+    seen: list[bool] = []
+
+    def rows_of(item: dict[str, list[int]]) -> list[int]:
+        counts["rows"] += 1
+        if checkpoint and counts["rows"] == 2:
+            raise RuntimeError("item down")
+        return item["rows"]
+
+    @durable.step
+    def load() -> list[dict[str, list[int]]]:
+        return [{"rows": [1]}, {"rows": [2, 3]}]
+
+    @durable.step
+    def total(items: list[dict[str, list[int]]], rows: list[list[int]]) -> int:
+        counts["total"] += 1
+        return len(items) + sum(map(len, rows))
+
+    @durable.step
+    def last(n: int) -> int:
+        counts["last"] += 1
+        if counts["last"] == 1:
+            raise RuntimeError("boom")
+        return n
+
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r")
+    def wf() -> int:
+        items = load()
+        rows = durable.loop_over(rows_of, items, checkpoint_items=checkpoint)
+        seen.append(all(r is i["rows"] for r, i in zip(rows, items, strict=True)))
+        return last(total(items, rows))
+
+    with pytest.raises(RuntimeError, match="item down" if checkpoint else "boom"):
+        wf()
+    if checkpoint:  # item 0 restored, item 1 run: the block completes, then `last` fails once
+        with pytest.raises(RuntimeError, match="boom"):
+            wf()
+    assert wf() == 5
+    assert counts == {"rows": 3 if checkpoint else 2, "total": 1, "last": 2}
+    assert seen == [True, True]
+
+
+def test_a_cache_hit_holds_the_parts_of_its_arguments(tmp_path: Path) -> None:
+    """A cached step's entry notes the parts of its arguments it returned:
+    a hit, in another run or in a plain call, hands back the caller's own."""
+    store = durable.open_store(str(tmp_path))
+    counts = {"revise": 0}
+    seen: list[bool] = []
+
+    @durable.step(cache=True)
+    def revise(a: dict[str, Any]) -> dict[str, Any]:
+        counts["revise"] += 1
+        return {**a, "rev": 1}
+
+    @durable.step
+    def load() -> dict[str, Any]:
+        return {"items": [1, 2]}
+
+    @durable.step
+    def inside(a: dict[str, Any]) -> bool:
+        return revise(a)["items"] is a["items"]  # called plainly in a step's body: the entry alone
+
+    @durable.workflow(store=store)
+    def wf(n: int) -> bool:
+        a = load()
+        b = revise(a)
+        seen.append(b["items"] is a["items"])
+        return inside(a)
+
+    assert wf(1) and wf(2)  # two runs: the second is served by the first's entry, twice
+    assert counts == {"revise": 1}
+    assert seen == [True, True]

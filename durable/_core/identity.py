@@ -168,13 +168,16 @@ def is_token(digest: str | None) -> bool:
     return digest is not None and digest.startswith("!")
 
 
-def value_digest(value: Any) -> str:
-    """The digest of one value (a loop item, a sleep's duration)."""
+def value_digest(value: Any, held: list[Any] | None = None) -> str:
+    """The digest of one value (a loop item, a sleep's duration); `held`
+    gets the mutable objects met (`call_digest`)."""
     walk = _Walk()
     try:
         walk.feed(value)
     except NO_DIGEST:
         return fresh_token()
+    if held is not None:
+        held += walk.kept
     return walk.h.hexdigest()[:HEX]
 
 

@@ -26,7 +26,7 @@ from .named import with_named
 from .plan import Call
 from .replay import boundary, commit
 from .retry import RetryPolicy
-from .sharing import shared
+from .sharing import note
 from .spec import StepSpec
 from .stillheld import lease_lost
 from .written import with_written
@@ -216,10 +216,8 @@ def finish(
     if kept is None and _in_place(ctx, spec, reads, digest, call, held):
         record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
         warn(in_place_warning(spec.name))
-    if held and spec.persist:  # the parts of them it returns, handed back by its replay
-        shares = shared(value, held, call)
-        if shares is not None:
-            record.extra["shares"] = shares
+    if spec.persist:  # the parts of them it returns, handed back by its replay
+        note(record.extra, value, held, call)
     # One pass in C decides plain data, which holds no `Redacted`; only a
     # value that is not plain is walked for one.
     packed = None

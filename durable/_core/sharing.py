@@ -25,6 +25,7 @@ from .identity import is_token, value_digest
 # What a body can change in place: the identity of one of these is what it sees.
 _PARTS = frozenset({list, dict, set, bytearray})
 _KEYS = frozenset({str, int})
+_SEQUENCES = frozenset({list, tuple})
 _MISSING: Any = object()
 
 Path = list[Any]  # keys: int (a list's or tuple's index, an argument's position) or str
@@ -52,11 +53,11 @@ def rejoined(value: Any, notes: Any, call: tuple[tuple[Any, ...], dict[str, Any]
     part replaced by the call's own part at its argument path when the two
     are equal by the identity digest; left decoded otherwise, or when the
     notes are not ours."""
-    if type(notes) is not list:
+    if type(notes) not in _SEQUENCES:
         return value
     args, kwargs = call
-    for note in notes:
-        if not (type(note) is list and len(note) == 2 and _is_path(note[0]) and _is_path(note[1])):
+    for note in notes:  # lists, or tuples as a record read back may spell them
+        if not (type(note) in _SEQUENCES and len(note) == 2 and _is_path(note[0]) and _is_path(note[1])):
             continue
         out, arg = note
         if not arg or (type(arg[0]) is int and arg[0] >= len(args)):
@@ -70,6 +71,19 @@ def rejoined(value: Any, notes: Any, call: tuple[tuple[Any, ...], dict[str, Any]
             continue  # changed by the step (or gone): the recorded value stands
         value = _put(value, out, part)
     return value
+
+
+def note(extra: dict[str, Any], value: Any, held: list[Any], call: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
+    """`shared` into a record's (or a cache entry's) `extra`, when there is any."""
+    notes = shared(value, held, call) if held else None
+    if notes is not None:
+        extra["shares"] = notes
+
+
+def back(extra: dict[str, Any], value: Any, call: tuple[tuple[Any, ...], dict[str, Any]]) -> Any:
+    """`rejoined` by what a record's `extra` noted (nothing: `value`)."""
+    notes = extra.get("shares")
+    return value if notes is None else rejoined(value, notes, call)
 
 
 def _paths(
@@ -109,7 +123,7 @@ _WALKED = _PARTS | {tuple}
 
 
 def _is_path(p: Any) -> bool:
-    return type(p) is list and all(type(k) in _KEYS for k in p)
+    return type(p) in _SEQUENCES and all(type(k) in _KEYS for k in p)
 
 
 def _at(v: Any, path: Path) -> Any:
