@@ -216,8 +216,6 @@ def finish(
     if kept is None and _in_place(ctx, spec, reads, digest, call, held):
         record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
         warn(in_place_warning(spec.name))
-    if spec.persist:  # the parts of them it returns, handed back by its replay
-        note(record.extra, value, held, call)
     # One pass in C decides plain data, which holds no `Redacted`; only a
     # value that is not plain is walked for one.
     packed = None
@@ -226,6 +224,8 @@ def finish(
             packed = pack_plain(value)
         except ValueError:  # too deep or too large: `commit` raises it as a SerializationError
             pass
+    if spec.persist:  # the parts of its arguments it returns, handed back by its replay
+        note(record.extra, value, held, call, packed is not None)
     redacted = packed is None and redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._storage.codec import only_scalars
 from .identity import is_token, value_digest
 
 # What a body can change in place: the identity of one of these is what it sees.
@@ -31,14 +32,17 @@ _MISSING: Any = object()
 Path = list[Any]  # keys: int (a list's or tuple's index, an argument's position) or str
 
 
-def shared(value: Any, held: list[Any], call: tuple[tuple[Any, ...], dict[str, Any]]) -> list[list[Path]] | None:
+def shared(
+    value: Any, held: list[Any], call: tuple[tuple[Any, ...], dict[str, Any]], plain: bool = False
+) -> list[list[Path]] | None:
     """`[[output path, argument path], ...]` for each part of `value` that
     is one of `held` (the mutable objects the digest walk of the call's
-    arguments met); None when there is none (most outputs)."""
+    arguments met); None when there is none (most outputs). `plain`: msgpack
+    took `value` (`codec.pack_plain`), so a long list of numbers is told in C."""
     ids = {id(o) for o in held if type(o) in _PARTS}
     if not ids:
         return None
-    found = _paths([((), value)], ids, stop=False)
+    found = _paths([((), value)], ids, stop=False, plain=plain)
     if not found:
         return None
     args, kwargs = call
@@ -60,7 +64,7 @@ def rejoined(value: Any, notes: Any, call: tuple[tuple[Any, ...], dict[str, Any]
         if not (type(note) in _SEQUENCES and len(note) == 2 and _is_path(note[0]) and _is_path(note[1])):
             continue
         out, arg = note
-        if not arg or (type(arg[0]) is int and arg[0] >= len(args)):
+        if not arg or (type(arg[0]) is int and not 0 <= arg[0] < len(args)):
             continue
         root = args[arg[0]] if type(arg[0]) is int else kwargs.get(arg[0], _MISSING)
         part = _at(root, arg[1:])
@@ -73,9 +77,13 @@ def rejoined(value: Any, notes: Any, call: tuple[tuple[Any, ...], dict[str, Any]
     return value
 
 
-def note(extra: dict[str, Any], value: Any, held: list[Any], call: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
+def note(
+    extra: dict[str, Any], value: Any, held: list[Any], call: tuple[tuple[Any, ...], dict[str, Any]],
+    plain: bool = False,
+) -> None:  # fmt: skip
     """`shared` into a record's (or a cache entry's) `extra`, when there is any."""
-    notes = shared(value, held, call) if held else None
+    # An output neither a container nor a tuple (a number, an object) holds no part we follow.
+    notes = shared(value, held, call, plain) if held and type(value) in _WALKED else None
     if notes is not None:
         extra["shares"] = notes
 
@@ -87,11 +95,11 @@ def back(extra: dict[str, Any], value: Any, call: tuple[tuple[Any, ...], dict[st
 
 
 def _paths(
-    roots: list[tuple[tuple[Any, ...], Any]], ids: set[int], *, stop: bool
+    roots: list[tuple[tuple[Any, ...], Any]], ids: set[int], *, stop: bool, plain: bool = False
 ) -> list[tuple[int, tuple[Any, ...]]]:
     """(id, path) of each object of `ids` met under `roots`, in order,
     not looking inside one met (it is handed back whole); `stop`: once each
-    id was met."""
+    id was met. A long list of scalars (a large output) is told in C."""
     found: list[tuple[int, tuple[Any, ...]]] = []
     left, seen = set(ids), set()
     stack = roots[::-1]
@@ -105,15 +113,19 @@ def _paths(
                 break
             continue
         t = type(v)
+        items: Any
+        children: Any
         if t is list or t is tuple:
-            children: Any = enumerate(v)
+            items, children = v, enumerate(v)
         elif t is dict:
-            children = ((k, x) for k, x in v.items() if type(k) in _KEYS)
+            items, children = v.values(), ((k, x) for k, x in v.items() if type(k) in _KEYS)
         else:
             continue
         if i in seen:  # a cycle, or a container held twice: walked once
             continue
         seen.add(i)
+        if len(items) >= 16 and (only_scalars(items) if plain else _WALKED.isdisjoint(set(map(type, items)))):
+            continue
         below = [((*path, k), x) for k, x in children if type(x) in _WALKED]
         stack += below[::-1]
     return found
