@@ -212,6 +212,9 @@ def test_an_equal_part_given_by_another_path_is_handed_back_only_when_equal(tmp_
     gone = rejoined({"all": [1, 2], "t": ([1, 2], 5), "n": 1}, notes, (([1],), {}))
     assert gone["all"] is not items
     assert shared(list(range(5)), [[0]], (([0],), {})) is None
+    assert shared(state, [state], ((state,), {})) == [[[], [0]]]  # `return state`
+    assert shared([*range(20), items], [items], ((), {"rows": items}), plain=True) == [[[20], ["rows"]]]
+    assert rejoined([1, 2], [[[], ["rows"]]], ((), {"rows": items})) is items
 
 
 @pytest.mark.parametrize("checkpoint", [False, True])
