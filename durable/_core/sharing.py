@@ -25,6 +25,7 @@ from .identity import is_token, value_digest
 
 # What a body can change in place: the identity of one of these is what it sees.
 _PARTS = frozenset({list, dict, set, bytearray})
+_WALKED = _PARTS | {tuple}  # what a part may be, or lie inside of
 _KEYS = frozenset({str, int})
 _SEQUENCES = frozenset({list, tuple})
 _MISSING: Any = object()
@@ -129,9 +130,6 @@ def _paths(
         below = [((*path, k), x) for k, x in children if type(x) in _WALKED]
         stack += below[::-1]
     return found
-
-
-_WALKED = _PARTS | {tuple}
 
 
 def _is_path(p: Any) -> bool:
