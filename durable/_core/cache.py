@@ -151,14 +151,18 @@ class Ticket(Compared):
         artifacts: list[dict[str, Any]],
         started: float,
         claim: Callable[[str], None] | None = None,
+        shares: Any = None,
     ) -> tuple[Entry, Any]:
         """Store a computed value (create-only). The entry that is there
         afterwards and its value: ours, or the one another process wrote
         first (both processes go on with that one). `claim` is told a large
-        value's blob before the blob is written (`stored`)."""
+        value's blob before the blob is written (`stored`); `shares`: the
+        parts of its arguments the value holds (`sharing.note`)."""
         rec = StepRecord(0, cachestore.KIND, self.spec.name, self.fingerprint, self.digest)
         rec.started, rec.ended, rec.artifacts = started, now(), artifacts
         rec.extra["of"] = self.spec.owner[1]  # which step of its name (`cache_info`)
+        if shares is not None:
+            rec.extra["shares"] = shares
         cachestore.encode(self.store, rec, value, claim)
         self.wrote = cachestore.write_entry(self.store, self.key, rec)
         if not self.wrote:
@@ -198,7 +202,8 @@ def stored(ctx: RunState, ticket: Ticket, record: StepRecord, value: Any) -> Any
     # The run's reference to a blob is there before the blob: a `clear` or
     # `prune` meanwhile, which lists blobs before references, keeps it.
     refer = functools.partial(_refer, ctx)
-    entry, value = kept_for(ctx, record.position, ticket, value, record.artifacts, record.started, refer)
+    shares = record.extra.get("shares")
+    entry, value = kept_for(ctx, record.position, ticket, value, record.artifacts, record.started, refer, shares)
     _adopt(ctx, ticket, record, entry, "stored")
     return value
 
@@ -211,6 +216,7 @@ def kept_for(
     artifacts: list[dict[str, Any]],
     started: float,
     claim: Callable[[str], None] | None = None,
+    shares: Any = None,
 ) -> tuple[Entry, Any]:
     """`ticket.keep` on a run's behalf (a step's position, a `loop_over`
     item, a cached step called in a step's body): only while the run's
@@ -219,7 +225,7 @@ def kept_for(
     one this holder wrote is taken back, at worst a miss, never a value no
     run recorded."""
     fence(ctx, pos)
-    kept = ticket.keep(value, artifacts, started, claim)
+    kept = ticket.keep(value, artifacts, started, claim, shares)
     try:
         fence(ctx, pos)
     except LeaseLostError:
@@ -249,6 +255,9 @@ def _adopt(ctx: RunState, ticket: Ticket, rec: StepRecord, entry: Entry, how: st
     rec.encoding, rec.value, rec.blob = src.encoding, src.value, src.blob
     rec.artifacts = list(src.artifacts)
     rec.extra["cache"] = how
+    rec.extra.pop("shares", None)  # the entry's, whose value it is (another process's, if it won)
+    if "shares" in src.extra:
+        rec.extra["shares"] = src.extra["shares"]
     if src.blob is not None:  # the run now refers to the blob: prune keeps it
         _refer(ctx, src.blob)
         again = cachestore.read_entry(ctx.store, entry.key)

@@ -26,6 +26,7 @@ from .identity import call_digest, changed_in_place
 from .plan import Call, Plan, drive_sync
 from .redact import holds_redacted
 from .retry import RetryPolicy, retrying
+from .sharing import back, shared
 from .spec import StepSpec
 
 ONCE = RetryPolicy()  # a plain call of a step: one try, no retries
@@ -63,7 +64,7 @@ def _looked_up(
         return ticket, MISSING
     if hit[0].record.artifacts:
         _reregister(hit[0].record.artifacts)
-    return ticket, hit[1]
+    return ticket, back(hit[0].record.extra, hit[1], (args, kwargs))  # parts of its arguments: theirs
 
 
 def _computed(
@@ -92,7 +93,8 @@ def _computed(
     derived = list(spec.artifacts(value)) if spec.artifacts is not None else []
     entries = _produced(ticket.store, spec, found + derived)
     _reregister(entries)
-    if changed_in_place(spec.signature, args, kwargs, spec.name, before, rejoin):
+    held: list[Any] = []  # what its arguments hold, of which the entry notes the parts it returns
+    if changed_in_place(spec.signature, args, kwargs, spec.name, before, rejoin, held):
         warn(not_cached_in_place(spec.name))
         return value  # a hit could not redo what the body did to its arguments
     if ticket.changed_captured() or ticket.read_its_run():
@@ -101,9 +103,10 @@ def _computed(
     if holds_redacted(value) or unkept.holds(run, value):
         return value  # a secret is never written (nor a persist=False step's output)
     try:
+        shares = shared(value, held, (args, kwargs)) if held else None
         if run is None:
-            return ticket.keep(value, entries, started)[1]
-        return kept_for(run, _position(run), ticket, value, entries, started)[1]
+            return ticket.keep(value, entries, started, None, shares)[1]
+        return kept_for(run, _position(run), ticket, value, entries, started, None, shares)[1]
     except SerializationError as e:
         warn(f"{e}; the output was not cached")
         return value

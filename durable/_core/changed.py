@@ -115,8 +115,8 @@ _IN_PLACE = (
 
 _SHARED = (
     ". Or a list or dict it holds twice, as two equal copies now, was one object when the record "
-    "was made (a step returning {**state, ...} holds the lists of state; the replayed outputs "
-    "are copies of their own): one object held twice is another argument than two copies "
+    "was made (two steps returning one module-level list, or a list an object or a set held: the "
+    "replayed outputs are copies of their own): one object held twice is another argument than two copies "
     "(a step changing one sees the other change). Pass copy.deepcopy(...) of one where it is "
     "made, or only what the step needs"
 )

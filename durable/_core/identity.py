@@ -168,23 +168,29 @@ def is_token(digest: str | None) -> bool:
     return digest is not None and digest.startswith("!")
 
 
-def value_digest(value: Any) -> str:
-    """The digest of one value (a loop item, a sleep's duration)."""
+def value_digest(value: Any, held: list[Any] | None = None) -> str:
+    """The digest of one value (a loop item, a sleep's duration); `held`
+    gets the mutable objects met (`call_digest`)."""
     walk = _Walk()
     try:
         walk.feed(value)
     except NO_DIGEST:
         return fresh_token()
+    if held is not None:
+        held += walk.kept
     return walk.h.hexdigest()[:HEX]
 
 
 def call_digest(
-    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any], name: str
-) -> str:
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any], name: str,
+    held: list[Any] | None = None,
+) -> str:  # fmt: skip
     """The digest of a call over its BOUND arguments with defaults applied (`fill_defaults`):
     f(1), f(x=1) and f() with default x=1 are one call. A call that does not
     bind raises TypeError naming the step (it would fail the same way on
-    every retry). Without a signature, the arguments count as given."""
+    every retry). Without a signature, the arguments count as given.
+    `held` gets the mutable objects the walk met (`sharing.shared`): none
+    for a call of scalars (its bytes)."""
     if signature is None:
         pairs: list[tuple[str, Any]] = [("*", args), ("**", kwargs)]
     else:
@@ -193,7 +199,7 @@ def call_digest(
             return digest_of(fast)
         pairs = list(_bind(signature, args, kwargs, name).arguments.items())
     try:
-        return _arguments_digest(pairs)
+        return _arguments_digest(pairs, held=held)
     except NO_DIGEST:
         return fresh_token()
 
@@ -201,17 +207,18 @@ def call_digest(
 def changed_in_place(
     signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any],
     name: str, digest: str, rejoin: Callable[[str], str] | None = None,
+    held: list[Any] | None = None,
 ) -> bool:
     """Whether the step changed an object it was given (`rows.append(x)`),
     which its replay cannot redo. Immutable scalars (the hot path) cannot.
     `rejoin`: how `digest` was made of the call's digest (`bound.with_bound`:
-    the instance of a bound method may change too)."""
+    the instance of a bound method may change too). `held`: `call_digest`'s."""
     if not kwargs and rejoin is None and immutable_call(signature, args):
         return False
     if is_token(digest):
         return False
     with after_body():
-        after = call_digest(signature, args, kwargs, name)
+        after = call_digest(signature, args, kwargs, name, held)
     return (after if rejoin is None else rejoin(after)) != digest
 
 
@@ -228,8 +235,9 @@ def _bind(
 
 
 def _arguments_digest(
-    pairs: list[tuple[str, Any]], *, allow_secrets: bool = True, code: bool = True
-) -> str:
+    pairs: list[tuple[str, Any]], *, allow_secrets: bool = True, code: bool = True,
+    held: list[Any] | None = None,
+) -> str:  # fmt: skip
     walk = _Walk(allow_secrets=allow_secrets, code=code)
     walk.h.update(b"A%d:" % len(pairs))
     for arg, value in pairs:
@@ -238,4 +246,6 @@ def _arguments_digest(
             walk.feed(value)
         except Undigestable as e:
             raise Undigestable(f"argument {arg!r}: {e}") from None
+    if held is not None:
+        held += walk.kept
     return walk.h.hexdigest()[:HEX]

@@ -26,6 +26,7 @@ from .named import with_named
 from .plan import Call
 from .replay import boundary, commit
 from .retry import RetryPolicy
+from .sharing import note
 from .spec import StepSpec
 from .stillheld import lease_lost
 from .written import with_written
@@ -211,7 +212,8 @@ def finish(
         record.extra["reopened"] = reopened
     # Bytes kept hold numbers passed positionally, which no step can change: what
     # `changed_in_place` answers first (`immutable_call`), known here without asking.
-    if kept is None and _in_place(ctx, spec, reads, digest, call):
+    held: list[Any] = []  # the mutable objects its arguments hold (none: no walk of the output)
+    if kept is None and _in_place(ctx, spec, reads, digest, call, held):
         record.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
         warn(in_place_warning(spec.name))
     # One pass in C decides plain data, which holds no `Redacted`; only a
@@ -222,6 +224,8 @@ def finish(
             packed = pack_plain(value)
         except ValueError:  # too deep or too large: `commit` raises it as a SerializationError
             pass
+    if spec.persist:  # the parts of its arguments it returns, handed back by its replay
+        note(record.extra, value, held, call, packed is not None)
     redacted = packed is None and redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True
@@ -241,7 +245,7 @@ def finish(
 
 def _in_place(
     ctx: RunState, spec: StepSpec, reads: bool, digest: str,
-    call: tuple[tuple[Any, ...], dict[str, Any]],
+    call: tuple[tuple[Any, ...], dict[str, Any]], met: list[Any],
 ) -> bool:  # fmt: skip
     """Whether the body changed an argument it was given (`identity.changed_in_place`)."""
     held, bodies = (ctx.argument_values, ctx.bodies) if reads else ((), ())
@@ -251,4 +255,4 @@ def _in_place(
         else None
     )
     # Not `*call`: a star call runs the function from C, costlier than a plain call.
-    return changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin)
+    return changed_in_place(spec.signature, call[0], call[1], spec.name, digest, rejoin, met)

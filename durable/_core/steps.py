@@ -21,6 +21,7 @@ from .plan import Plan, drive_sync
 from .replay import commit, lookup, reopen
 from .replayrow import MISS, replayed
 from .retry import retrying
+from .sharing import back
 from .spec import StepSpec
 from .written import quiet, with_written
 
@@ -134,6 +135,8 @@ def replay_or_prepare(
     if value is PRUNED:
         reopen(ctx, rec.position)
         return Live(pos, fp, digest, None, "its cached output was pruned", reads, canonical)
+    if "shares" in rec.extra:  # parts of its arguments it returned: theirs again, when equal
+        value = back(rec.extra, value, (args, kwargs))
     if ctx.watched:  # `notify.replayed` returns at once otherwise
         notify.replayed(ctx, rec)
     return value
@@ -154,7 +157,8 @@ def _live_plan(
         if ticket is not None and hit is not None:  # computed by another run or call
             # Its record counts what it logs as the run's own would (`written.with_written`).
             pos, fp, digest = live.pos, live.fp, with_named(spec.fn, with_written(spec.fn, live.digest, spec.name, live.fp), args, kwargs)
-            return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), hit[1], live=False)
+            value = back(hit[0].record.extra, hit[1], (args, kwargs))  # parts of its arguments: theirs
+            return commit(ctx, cache.served(ctx, ticket, hit[0], pos, fp, digest), value, live=False)
     tries = Tries.begin(ctx, spec, live)
     tries.watch = ticket.read if ticket is not None else None  # (`runread`)
     call = functools.partial(tries.call, args=args, kwargs=kwargs)

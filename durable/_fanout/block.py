@@ -17,6 +17,7 @@ from .._core.loadback import load_value
 from .._core.named import names_modules, note_given, with_named
 from .._core.ownstate import after_body
 from .._core.replay import boundary, commit, encode_into, lookup, same_call
+from .._core.sharing import back, note
 from .._core.spec import step_spec
 from .._core.written import made_here, with_written
 from .._errortext import warn
@@ -128,14 +129,14 @@ class Block:
             self.reused = self.files.recheck(self.record, len(items))  # a file gone: its item runs
             self.record = None if self.reused is not None else self.record
 
-    def _digest(self, value: Any) -> str:
+    def _digest(self, value: Any, held: list[Any] | None = None) -> str:
         """The digest of the items (or of one item) with the bound arguments,
-        and the code of the modules they name when `fn` looks modules up (`named`)."""
+        and the code of the modules they name when `fn` looks modules up (`named`); `held`: `sharing.note`'s."""
         if self.bound is None:
-            return with_named(self.fn, value_digest(value), (value,), {})
+            return with_named(self.fn, value_digest(value, held), (value,), {})
         if self.bound.startswith("!"):  # bound arguments without a digest: changed
             return self.bound
-        return with_named(self.fn, value_digest((self.bound, value)), (value,), {})
+        return with_named(self.fn, value_digest((self.bound, value), held), (value,), {})
 
     @property
     def replayed(self) -> bool:
@@ -145,7 +146,7 @@ class Block:
         assert self.record is not None
         # Item records left by a crash between the block record and their deletion.
         self._compact()
-        value: list[Any] = load_value(self.ctx, self.record)
+        value: list[Any] = back(self.record.extra, load_value(self.ctx, self.record), ((self.items,), {}))
         notify.replayed(self.ctx, self.record)
         return value
 
@@ -176,7 +177,7 @@ class Block:
             if rec is None or not self.files.kept_item(i, rec):
                 todo.append(i)
                 continue
-            results[i] = load_value(self.ctx, rec)
+            results[i] = back(rec.extra, load_value(self.ctx, rec), ((self.items[i],), {}))
             if index != i:  # its old name may be overwritten by the item now there
                 moves[i] = (index, rec, self._write)
         self.restored = len(self.items) - len(todo)
@@ -230,8 +231,10 @@ class Block:
         self._same_code()
         digest = self.digests[index]
         rec = StepRecord(self.pos, "item", self.label, self.fp, digest, started=self.started)
+        held: list[Any] = []  # what of the item its output holds: the item's again when restored
         with after_body():
-            changed = self._digest(self.items[index]) != digest or self._bound_changed()
+            changed = self._digest(self.items[index], held) != digest or self._bound_changed()
+        note(rec.extra, value, held, ((self.items[index],), {}))
         if changed:
             # Restoring it could not redo that change (of the item, or of the
             # `self` or partial arguments every item shares): `_kept` skips it.
@@ -285,21 +288,23 @@ class Block:
         rec.artifacts = self.files.every(len(self.items))  # checked before a replay (`ItemFiles`)
         # The tries that failed before this one stay in the history, as a step's do.
         rec.attempts = list(self.ctx.failures.get(self.pos, []))
-        if self._changed_in_place():
+        held: list[Any] = []  # what of the items the outputs hold: the items' again when replayed
+        if self._changed_in_place(held):
             rec.extra["in_place"] = True  # its replay is a changed call (`replay.lookup`)
             warn(in_place_warning(self.label))
+        note(rec.extra, results, held if self.persist else [], ((self.items,), {}))
         value = commit(self.ctx, rec, results, persist=self.persist)
         self._compact()
         return value  # type: ignore[no-any-return]
 
-    def _changed_in_place(self) -> bool:
+    def _changed_in_place(self, held: list[Any]) -> bool:
         """Whether the items (or the arguments a partial or a bound method
         carries) changed while the block ran (`item["done"] = True`): a
         replay of the block returns its outputs but cannot redo that."""
         if is_token(self.digest):
             return False  # never replayed anyway
         with after_body():
-            return self._bound_changed() or self._digest(self.items) != self.digest
+            return self._bound_changed() or self._digest(self.items, held) != self.digest
 
     def _bound_changed(self) -> bool:
         """Whether the arguments a partial or a bound method carries changed

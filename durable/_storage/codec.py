@@ -63,7 +63,7 @@ def pack_plain(value: Any, *, sharing: bool = True) -> bytes | None:
         return packed
     if t is not list and t is not dict:
         return None if _BIN_MARKER.search(packed) is not None and _holds_byte_buffer(value) else packed
-    if _HELD_MARKER.search(packed, 1) is None or (t is list and _only_scalars(value)):
+    if _HELD_MARKER.search(packed, 1) is None or (t is list and only_scalars(value)):
         return packed
     if _BIN_MARKER.search(packed, 1) is not None and _holds_byte_buffer(value):
         return None
@@ -83,19 +83,19 @@ def _holds_byte_buffer(value: Any) -> bool:
         if t is bytearray or t is memoryview:
             return True
         if t is list:
-            if not _only_scalars(v):
+            if not only_scalars(v):
                 todo += v
         elif t is dict:
             for part in (v.keys(), v.values()):
-                if not _only_scalars(part):
+                if not only_scalars(part):
                     todo += part
     return False
 
 
-def _only_scalars(items: Collection[Any]) -> bool:
+def only_scalars(items: Collection[Any]) -> bool:
     """Whether a list (or a dict's keys or values) that msgpack took holds
     only scalars, none a byte buffer, told in C (a long list is a large
-    output: walking it in Python cost more than packing it). Of the exact
+    output: walking it in Python cost more than packing it; `sharing` asks too). Of the exact
     plain types msgpack took, `sum` adds only numbers and `str.join` joins
     only strings; any other mix is told by the set of its types."""
     if len(items) < 16:

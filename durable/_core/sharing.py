@@ -1,0 +1,161 @@
+"""What a step's output shares with its call's arguments, kept through a
+replay. Live, `return {**state, "rev": 1}` holds the very lists of
+`state`; decoded from a record, it would hold copies: a later step given
+both (`reflect(state, revised)`) is another call by the argument digest,
+which counts one object held twice (`identity._Walk`), and a body
+changing one no longer sees the other change.
+
+So the record notes which parts of the output ARE (identity) mutable
+parts of the arguments (`shared`: output path -> argument path, found
+among the objects the digest walk of the arguments met after the body,
+which the record path makes anyway), and a replay hands back the current
+call's part at that path in their place (`rejoined`), only when the two
+are equal by the identity digest: a step that changed its argument and
+returned it recorded the changed value, which the argument as it is now
+(not changed by a replay) must never stand for. A path goes through
+lists, tuples (rebuilt on the way back) and dicts under str or int keys;
+what lies inside another object or a set is not followed (it stays a copy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._storage.codec import only_scalars
+from .identity import is_token, value_digest
+
+# What a body can change in place: the identity of one of these is what it sees.
+_PARTS = frozenset({list, dict, set, bytearray})
+_WALKED = _PARTS | {tuple}  # what a part may be, or lie inside of
+_KEYS = frozenset({str, int})
+_SEQUENCES = frozenset({list, tuple})
+_MISSING: Any = object()
+
+Path = list[Any]  # keys: int (a list's or tuple's index, an argument's position) or str
+
+
+def shared(
+    value: Any, held: list[Any], call: tuple[tuple[Any, ...], dict[str, Any]], plain: bool = False
+) -> list[list[Path]] | None:
+    """`[[output path, argument path], ...]` for each part of `value` that
+    is one of `held` (the mutable objects the digest walk of the call's
+    arguments met); None when there is none (most outputs). `plain`: msgpack
+    took `value` (`codec.pack_plain`), so a long list of numbers is told in C."""
+    ids = {id(o) for o in held if type(o) in _PARTS}
+    if not ids:
+        return None
+    found = _paths([((), value)], ids, stop=False, plain=plain)
+    if not found:
+        return None
+    args, kwargs = call
+    roots = [((i,), v) for i, v in enumerate(args)] + [((k,), v) for k, v in kwargs.items()]
+    where = dict(reversed(_paths(roots, {i for i, _ in found}, stop=True)))  # the first path wins
+    notes = [[list(out), list(where[i])] for i, out in found if i in where]
+    return notes or None
+
+
+def rejoined(value: Any, notes: Any, call: tuple[tuple[Any, ...], dict[str, Any]]) -> Any:
+    """`value` decoded from a record with `notes` (`shared`), each noted
+    part replaced by the call's own part at its argument path when the two
+    are equal by the identity digest; left decoded otherwise, or when the
+    notes are not ours."""
+    if type(notes) not in _SEQUENCES:
+        return value
+    args, kwargs = call
+    for note in notes:  # lists, or tuples as a record read back may spell them
+        if not (type(note) in _SEQUENCES and len(note) == 2 and _is_path(note[0]) and _is_path(note[1])):
+            continue
+        out, arg = note
+        if not arg or (type(arg[0]) is int and not 0 <= arg[0] < len(args)):
+            continue
+        root = args[arg[0]] if type(arg[0]) is int else kwargs.get(arg[0], _MISSING)
+        part = _at(root, arg[1:])
+        if type(part) not in _PARTS:
+            continue
+        mine, theirs = _at(value, out), value_digest(part)
+        if mine is _MISSING or is_token(theirs) or value_digest(mine) != theirs:
+            continue  # changed by the step (or gone): the recorded value stands
+        value = _put(value, out, part)
+    return value
+
+
+def note(
+    extra: dict[str, Any], value: Any, held: list[Any], call: tuple[tuple[Any, ...], dict[str, Any]],
+    plain: bool = False,
+) -> None:  # fmt: skip
+    """`shared` into a record's (or a cache entry's) `extra`, when there is any."""
+    # An output neither a container nor a tuple (a number, an object) holds no part we follow.
+    notes = shared(value, held, call, plain) if held and type(value) in _WALKED else None
+    if notes is not None:
+        extra["shares"] = notes
+
+
+def back(extra: dict[str, Any], value: Any, call: tuple[tuple[Any, ...], dict[str, Any]]) -> Any:
+    """`rejoined` by what a record's `extra` noted (nothing: `value`)."""
+    notes = extra.get("shares")
+    return value if notes is None else rejoined(value, notes, call)
+
+
+def _paths(
+    roots: list[tuple[tuple[Any, ...], Any]], ids: set[int], *, stop: bool, plain: bool = False
+) -> list[tuple[int, tuple[Any, ...]]]:
+    """(id, path) of each object of `ids` met under `roots`, in order,
+    not looking inside one met (it is handed back whole); `stop`: once each
+    id was met. A long list of scalars (a large output) is told in C."""
+    found: list[tuple[int, tuple[Any, ...]]] = []
+    left, seen = set(ids), set()
+    stack = roots[::-1]
+    while stack:
+        path, v = stack.pop()
+        i = id(v)
+        if i in ids:
+            found.append((i, path))
+            left.discard(i)
+            if stop and not left:
+                break
+            continue
+        t = type(v)
+        items: Any
+        children: Any
+        if t is list or t is tuple:
+            items, children = v, enumerate(v)
+        elif t is dict:
+            items, children = v.values(), ((k, x) for k, x in v.items() if type(k) in _KEYS)
+        else:
+            continue
+        if i in seen:  # a cycle, or a container held twice: walked once
+            continue
+        seen.add(i)
+        if len(items) >= 16 and (only_scalars(items) if plain else _WALKED.isdisjoint(set(map(type, items)))):
+            continue
+        below = [((*path, k), x) for k, x in children if type(x) in _WALKED]
+        stack += below[::-1]
+    return found
+
+
+def _is_path(p: Any) -> bool:
+    return type(p) in _SEQUENCES and all(type(k) in _KEYS for k in p)
+
+
+def _at(v: Any, path: Path) -> Any:
+    for k in path:
+        t = type(v)
+        if (t is list or t is tuple) and type(k) is int and 0 <= k < len(v):
+            v = v[k]
+        elif t is dict and k in v:
+            v = v[k]
+        else:
+            return _MISSING
+    return v
+
+
+def _put(v: Any, path: Path, part: Any) -> Any:
+    """`v` with `part` at `path` (found there by `_at`): lists and dicts
+    changed in place, tuples made anew on the way."""
+    if not path:
+        return part
+    k = path[0]
+    child = _put(v[k], path[1:], part)
+    if type(v) is tuple:
+        return (*v[:k], child, *v[k + 1 :])
+    v[k] = child
+    return v
