@@ -122,7 +122,9 @@ def _unplain(value: list[Any] | dict[Any, Any], sharing: bool) -> bool:
     only from the first level holding two. A long list or dict of scalars
     is told without a walk (`_only_scalars`: a large output)."""
     if len(value) >= 16 and (
-        _only_scalars(value) if type(value) is list else _only_scalars(value.values()) and _only_scalars(value.keys())
+        _only_scalars(value.values()) and _only_scalars(value.keys())
+        if isinstance(value, dict)
+        else _only_scalars(value)
     ):
         return False
     level: list[Any] = [value]
