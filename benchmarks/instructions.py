@@ -2,7 +2,10 @@
 callgrind: unlike time, the count does not depend on what else the machine
 is doing, so two versions can be compared on a busy machine.
 
-    python benchmarks/instructions.py [N]      # needs valgrind on PATH
+    python benchmarks/instructions.py [N] [--shapes]   # needs valgrind on PATH
+
+`--shapes` adds a step returning a small dict (a dict holding a list) and
+one taking a small dict argument (lists and a tuple in it).
 
 Each figure is the difference between two runs of a child process (N and
 4N recorded steps; N recorded, then N recorded plus a resume replaying
@@ -23,6 +26,7 @@ import sys, tempfile
 import durable
 
 n, replay, hits = int(sys.argv[1]), sys.argv[2] == "replay", sys.argv[2] == "hits"
+shape = sys.argv[3] if len(sys.argv) > 3 else "int"
 
 def small(i):
     return {"i": i, "name": f"item-{i}", "values": [i, i * 2, i * 3]}
@@ -42,6 +46,15 @@ if sys.argv[2] in ("hits", "misses"):  # a cached step called plainly, as benchm
 def trivial(i):
     return i * 2 + 1
 
+if shape == "dict":  # through a lambda (the sum below), as "arg"
+    dict_step = durable.step(name="small")(small)
+    trivial = lambda i: dict_step(i)["i"]
+elif shape == "arg":
+    @durable.step(name="arg")
+    def taking(row):
+        return row["i"]
+    trivial = lambda i: taking({"i": i, "name": f"item-{i}", "values": [i, i * 2], "pair": (i, 1)})
+
 @durable.workflow(name="bench", run_id="b",
                   store=durable.open_store(tempfile.mkdtemp(), durability="none"))
 def flow():
@@ -56,7 +69,7 @@ for _ in range(2 if replay else 1):
 """
 
 
-def instructions(n: int, mode: str) -> int:
+def instructions(n: int, mode: str, shape: str = "int") -> int:
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
         script.write(CHILD)
     callgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
@@ -64,11 +77,12 @@ def instructions(n: int, mode: str) -> int:
         # A fixed hash seed: with a fresh one per child, the same code's
         # figure moved by several thousand instructions a step.
         out = subprocess.run(
-            [*callgrind, sys.executable, script.name, str(n), mode],
+            [*callgrind, sys.executable, script.name, str(n), mode, shape],
             capture_output=True,
             text=True,
             check=True,
-            env={**os.environ, "PYTHONHASHSEED": "0"},
+            # No cancel marker polled by the wall clock: a slow run would poll more.
+            env={**os.environ, "PYTHONHASHSEED": "0", "DURABLE_CANCEL_POLL": "1000000"},
         )
     finally:
         os.unlink(script.name)
@@ -81,12 +95,19 @@ def instructions(n: int, mode: str) -> int:
 def main() -> None:
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not on PATH (Debian: apt-get install valgrind)")
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    given = [a for a in sys.argv[1:] if a != "--shapes"]
+    n = int(given[0]) if given else 1000
     record = (instructions(4 * n, "record") - instructions(n, "record")) // (3 * n)
     replay = (instructions(n, "replay") - instructions(n, "record")) // n
     hit = (instructions(n // 100 + 1, "hits") - instructions(1, "misses")) // (100 * (n // 100 + 1))
     print(f"N = {n}: {record:,} instructions per recorded step, {replay:,} per replayed step")
     print(f"{hit:,} instructions per cache hit of a small output in a plain call")
+    if "--shapes" in sys.argv:
+        for shape, said in (("dict", "a small dict output"), ("arg", "a small dict argument")):
+            once = instructions(n, "record", shape)
+            record = (instructions(4 * n, "record", shape) - once) // (3 * n)
+            replay = (instructions(n, "replay", shape) - once) // n
+            print(f"{said}: {record:,} instructions per recorded step, {replay:,} per replayed step")
 
 
 if __name__ == "__main__":

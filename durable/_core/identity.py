@@ -68,30 +68,31 @@ class _Walk:
             self.h.update(enc(v))
             return
         i = id(v)
-        depth = self.stack.get(i)
-        if depth is not None:
-            self.h.update(b"@%d;" % depth)
+        stack, met = self.stack, self.met
+        if i in stack:  # `in`, not `.get`: no call for the values met once (most)
+            self.h.update(b"@%d;" % stack[i])
             return
-        met = self.met.get(i)
-        if met is not None:
-            self.h.update(b"=%d;" % met)
+        if i in met:
+            self.h.update(b"=%d;" % met[i])
             return
-        if len(self.stack) >= MAX_DEPTH:
+        if len(stack) >= MAX_DEPTH:
             raise Undigestable(f"nested deeper than {MAX_DEPTH} levels")
         meeting = self.meeting
-        if t is list or t is dict or not unshared(v):
+        if t is tuple or t is frozenset:  # `unshared`, its parts met one by one: asked without a call
+            pass
+        elif t is list or t is dict or not unshared(v):
             if meeting:
-                self.met[i] = len(self.kept)
+                met[i] = len(self.kept)
                 self.kept.append(v)
         elif not isinstance(v, (tuple, frozenset)):
             # What an immutable value is made of (a dtype's fields) is its own: met
             # again when it is, not when an equal one is.
             self.meeting = False
-        self.stack[i] = len(self.stack)
+        stack[i] = len(stack)
         try:
             self._compound(v)
         finally:
-            del self.stack[i]
+            del stack[i]
             self.meeting = meeting
 
     def _compound(self, v: Any) -> None:

@@ -206,7 +206,7 @@ def finish(
     kept = None
     if canonical is not None and written is digest:  # what its replay compares (`same_fields`)
         kept = record.args_bytes = kept_bytes(spec.signature, call[0], canonical)
-        if kept is not None and unkept.holds(ctx, call[0]):  # they spell a persist=False output
+        if kept is not None and ctx.unkept and unkept.holds(ctx, call[0]):  # they spell a persist=False output
             kept = record.args_bytes = None
     if reopened is not None:
         record.extra["reopened"] = reopened
@@ -229,7 +229,7 @@ def finish(
     redacted = packed is None and redact.holds_redacted(value)
     if redacted:
         record.extra["redacted"] = True
-    elif spec.persist and unkept.holds(ctx, value):  # before a blob or a cache entry is written
+    elif spec.persist and ctx.unkept and unkept.holds(ctx, value):  # before a blob or a cache entry is written
         redacted = record.extra["unkept"] = True
     elif ticket is not None:
         from . import cache

@@ -240,7 +240,7 @@ def commit(
     if not ctx.open:  # an asyncio task or thread that outlived the body: the run is over
         raise _outlived(ctx, record)
     record.ended = clock.clock.time()  # `clock.now()`, without its call
-    if persist and record.encoding is None and unkept.holds(ctx, value):
+    if persist and ctx.unkept and record.encoding is None and unkept.holds(ctx, value):
         persist, record.extra["unkept"] = False, True  # kept as a persist=False output is: a marker
     record.persisted = persist
     try:

@@ -159,6 +159,7 @@ def run_locked(
     if caller is not None:
         ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
         ctx.awaited, ctx.caller = caller.awaited, caller
+        ctx.unkept = caller.unkept  # the root run's, one dict: `unkept.holds` asks it alone
     ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     # Copied before the death is counted: a refusal puts back the run as found, and the next

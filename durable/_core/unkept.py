@@ -47,12 +47,6 @@ class _Here(threading.local):
 here = _Here()
 
 
-def _root(ctx: RunState) -> RunState:
-    while ctx.caller is not None:
-        ctx = ctx.caller
-    return ctx
-
-
 def _shared(value: Any) -> bool:
     t = type(value)
     if t in _SHARED:
@@ -69,7 +63,7 @@ def note(ctx: RunState | None, value: Any) -> None:
     if ctx is None:
         here.returned += 1
         return
-    marks = _root(ctx).unkept
+    marks = ctx.unkept  # its root run's (`run.run_locked` shares it)
     todo = [(value, 0)]
     while todo:
         v, depth = todo.pop()
@@ -119,9 +113,10 @@ def holds(ctx: RunState | None, value: Any) -> bool:
     """Whether value is, or its stored bytes would hold, a value `note` holds."""
     if ctx is None:
         return False
-    marks = _root(ctx).unkept
+    marks = ctx.unkept  # its root run's (`run.run_locked` shares it)
     if not marks:
-        return False  # most runs: no persist=False step returned anything
+        return False  # most runs: no persist=False step returned anything (the hot
+        # paths ask `ctx.unkept` before calling: the same test, without a call)
 
     def seen(obj: Any) -> bool:
         held = marks.get(id(obj))

@@ -54,20 +54,14 @@ def pack_plain(value: Any, *, sharing: bool = True) -> bytes | None:
     # msgpack packs a bytearray or a memoryview as bytes, even with
     # `strict_types`: they would come back as bytes. A scalar holds none;
     # otherwise only a value whose bytes hold a bin marker can hold one (a
-    # list of ints mostly does: 196 packs as cc c4).
-    # One list or dict held twice would come back as two (`_holds_twice`):
-    # only a list or dict holding a list, dict or byte buffer (a marker of
-    # one after the first byte) holds either.
+    # list of ints mostly does: 196 packs as cc c4). A list or dict holding
+    # one list or dict twice would come back holding two (`_unplain`).
     t = type(value)
     if t in _SCALARS:
         return packed
     if t is not list and t is not dict:
         return None if _BIN_MARKER.search(packed) is not None and _holds_byte_buffer(value) else packed
-    if _HELD_MARKER.search(packed, 1) is None or (t is list and only_scalars(value)):
-        return packed
-    if _BIN_MARKER.search(packed, 1) is not None and _holds_byte_buffer(value):
-        return None
-    return None if sharing and _holds_twice(value, packed) else packed
+    return None if _unplain(value, sharing) else packed
 
 
 _BIN_MARKER = re.compile(b"[\xc4-\xc6]")  # msgpack's bin 8, 16 and 32
@@ -111,33 +105,54 @@ def only_scalars(items: Collection[Any]) -> bool:
 
 
 _NOT_SCALAR = (list, dict, bytearray, memoryview)
-_CONTAINERS = (list, dict)
-_IS_CONTAINER = frozenset(_CONTAINERS).__contains__
-_NESTED_MARKER = re.compile(b"[\x80-\x9f\xdc-\xdf]")  # msgpack's array and map markers
-_HELD_MARKER = re.compile(b"[\x80-\x9f\xc4-\xc6\xdc-\xdf]")  # and its bin markers
+_HELD = frozenset(_NOT_SCALAR)
+_IS_HELD = _HELD.__contains__
+_BUFFERS = frozenset({bytearray, memoryview})
 
 
-def _holds_twice(value: Any, packed: bytes) -> bool:
-    """Whether a value msgpack took holds one list or dict twice (`[row,
-    row]`): it would come back as two equal ones, which a step that changes
-    one tells apart, and so does the digest of the next step given it
-    (pickle keeps it one). Level by level, the items listed and their types
-    told in C (`gc.get_referents`: a dict's values, and maybe its keys).
-    Not when the bytes hold fewer than two markers of a list or a map after
-    the first (most outputs)."""
-    first = _NESTED_MARKER.search(packed, 1)
-    if first is None or _NESTED_MARKER.search(packed, first.end()) is None:
+def _unplain(value: list[Any] | dict[Any, Any], sharing: bool) -> bool:
+    """Whether a list or dict msgpack took holds a bytearray or a memoryview,
+    or (`sharing`) one list or dict twice (`[row, row]`): it would come back
+    as two equal ones, which a step that changes one tells apart, and so
+    does the digest of the next step given it (pickle keeps it one). One
+    walk, level by level, each level's parts listed in C
+    (`gc.get_referents`: a list's items, a dict's values, and its keys
+    when one is not a str). A level holding one list or dict alone (most
+    outputs: a dict holding one list) cannot repeat one: ids are compared
+    only from the first level holding two. A long list or dict of scalars
+    is told without a walk (`only_scalars`: a large output)."""
+    if len(value) >= 16 and (
+        only_scalars(value.values()) and only_scalars(value.keys())
+        if isinstance(value, dict)
+        else only_scalars(value)
+    ):
         return False
     level: list[Any] = [value]
-    seen = {id(value)}
-    while level:
+    seen: set[int] | None = None
+    while True:
         held = gc.get_referents(*level)
-        level = list(compress(held, map(_IS_CONTAINER, map(type, held))))
-        before = len(seen)
-        seen.update(map(id, level))
-        if len(seen) != before + len(level):
+        if len(held) < 16:  # a loop: a comprehension's own function costs more here
+            level = []
+            for x in held:
+                if x.__class__ in _HELD:
+                    level.append(x)
+        else:
+            level = list(compress(held, map(_IS_HELD, map(type, held))))
+        if not level:
+            return False
+        if len(level) == 1 and seen is None:  # no cycle reaches here: msgpack refused it
+            if level[0].__class__ in _BUFFERS:
+                return True
+            continue
+        if not _BUFFERS.isdisjoint(map(type, level)):
             return True
-    return False
+        if sharing:
+            if seen is None:
+                seen = set()
+            before = len(seen)
+            seen.update(map(id, level))
+            if len(seen) != before + len(level):
+                return True
 
 
 class _NotPlain(Exception):
