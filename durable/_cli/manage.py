@@ -199,6 +199,7 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
             "it never removes everything by default"
         )
     failed: dict[str, StorageError] = {}
+    untried: list[runs.RunInfo] = []
     try:
         removed = cleanup.gc(
             store,
@@ -209,19 +210,24 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
             workflow=args.workflow,
         )
     except cleanup.GcFailed as e:  # the others were removed: said as such, then each run left
-        removed, failed = e.removed, e.failed
+        removed, failed, untried = e.removed, e.failed, e.untried
     verb = "would remove" if args.dry_run else "removed"
-    if args.json:  # `removed`: what went, or with --dry-run what would go; `failed`: what stays, and why
+    if args.json:  # `removed`: what went, or with --dry-run what would go; `failed`: what stays, and why;
+        # `untried`: what stays, not tried once the store failed alike too often in a row
         lost = [{"workflow": n.partition("/")[0], "runId": n.partition("/")[2], "error": advised(str(e), command(args))}
                 for n, e in failed.items()]  # fmt: skip
-        print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed], "failed": lost},
-                         indent=2))  # fmt: skip
+        left = [{"workflow": i.workflow, "runId": i.run_id, "status": i.status} for i in untried]
+        print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed], "failed": lost,
+                          "untried": left}, indent=2))  # fmt: skip
     elif removed:
         print(format.runs_table(removed))
     for name, error in failed.items():
         print_error(error, args.debug, 1, durable=command(args), about=f"could not remove {name}: ")
     said = f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}"
     said += f"; failed to remove {len(failed)}, which stay{'s' * (len(failed) == 1)}" if failed else ""
+    if untried:  # the same failure again and again: the store (its endpoint, its permissions) is the fault
+        said += (f"; stopped after {cleanup.GIVE_UP} failures of one cause in a row: {len(untried)} more "
+                 f"not tried, which stay{'s' * (len(untried) == 1)} (fix the cause above, then run gc again)")  # fmt: skip
     if where := "" if removed or failed else not_there(store):
         note(said + where)  # no store there: a typo in --store, not a report
     else:
