@@ -1,0 +1,72 @@
+"""The 54th new-user walk's CLI items, in process (`main([...])`): a fork
+of a run suspend() stopped printed a line without the `--var` its resume
+needs; `show` of a run on S3 said "durability fsync" for a run started
+with `--durability none`; `show --html` numbered failed attempts across
+the whole run."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from durable._cli.main import main
+
+APPROVE = """\
+import durable
+
+
+@durable.step
+def fetch(x: int) -> int:
+    with open("counts", "a") as f:
+        f.write("fetch\\n")
+    return x + 1
+
+
+@durable.workflow
+def approve(x: int = 1, approved: bool = False) -> int:
+    y = fetch(x)
+    if not approved:
+        durable.suspend("waiting for approved")
+    return fetch(y)
+"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "ap.py").write_text(APPROVE)
+    return tmp_path
+
+
+def _counts(folder: Path) -> list[str]:
+    path = folder / "counts"
+    return path.read_text().split() if path.exists() else []
+
+
+def _printed(err: str, head: str) -> list[str]:
+    """The command a line of stderr starting with `head` gives, as typed."""
+    line = next(s for s in err.splitlines() if s.strip().startswith(head))
+    return shlex.split(line.strip()[len(head) :].strip())
+
+
+@pytest.mark.parametrize("at", [0, 1])
+def test_a_fork_of_a_suspended_run_prints_the_var_its_resume_needs_and_runs_as_printed(
+    folder: Path, capsys: pytest.CaptureFixture[str], at: int
+) -> None:
+    """Before: "run it with: durable run ap.py:approve --run-id f --resume",
+    which stopped at the same suspend() again."""
+    assert main(["run", "ap.py:approve", "--run-id", "r"]) != 0
+    capsys.readouterr()
+    assert main(["fork", "r", "--at", str(at), "--new-run-id", "f"]) == 0
+    err = capsys.readouterr().err
+    line = _printed(err, "run it with:")
+    assert line[-2:] == ["--var", "approved=VALUE"], err
+    assert main(["show", "f"]) == 0
+    said = capsys.readouterr()
+    shown = _printed(said.out + said.err, "continue with:")
+    assert shown == line
+    assert main([*line[1:-1], "approved=true"]) == 0  # as printed, VALUE filled in
+    assert _counts(folder) == ["fetch"] * (2 + (at == 0))  # r's one; f's: copied or run again, then the next
