@@ -70,3 +70,22 @@ def test_a_fork_of_a_suspended_run_prints_the_var_its_resume_needs_and_runs_as_p
     assert shown == line
     assert main([*line[1:-1], "approved=true"]) == 0  # as printed, VALUE filled in
     assert _counts(folder) == ["fetch"] * (2 + (at == 0))  # r's one; f's: copied or run again, then the next
+
+
+def test_show_of_a_run_on_an_object_store_says_what_its_durability_means_there(
+    folder: Path, s3_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "durability fsync" for a run started with `--durability none`
+    on S3, which reads as the option ignored, or a level asked and lost."""
+    assert main(["--store", s3_url, "run", "ap.py:approve", "--run-id", "s", "--durability", "none",
+                 "--var", "approved=true"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["--store", s3_url, "show", "s"]) == 0
+    line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("durability"))
+    assert line == (
+        "durability fsync (an object store: each record is durable once its write returns, "
+        "whatever level was asked; --durability changes nothing there)"
+    )
+    page = folder / "s.html"
+    assert main(["--store", s3_url, "show", "s", "--html", str(page)]) == 0
+    assert "each record is durable once its write returns" in page.read_text()

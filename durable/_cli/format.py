@@ -77,6 +77,18 @@ def _of_total(info: RunInfo) -> str:
     return f" ({info.top_level} of {info.steps_total} top-level positions)"
 
 
+def durability(info: RunInfo) -> str:
+    """The level a run's last attempt wrote under: what a power loss may
+    take of it (docs/storage.md, durability levels). On an object store,
+    which makes every level "fsync" (`Store.run_level`), "fsync" alone
+    read as the level asked (`--durability none`) ignored or lost."""
+    store = info._store
+    if info.durability != "fsync" or store is None or store.run_level("none") == "none":
+        return str(info.durability)
+    return ("fsync (an object store: each record is durable once its write returns, "
+            "whatever level was asked; --durability changes nothing there)")  # fmt: skip
+
+
 def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None) -> str:
     """`child`: the child run a suspended run waits in (`waiting_child`)."""
     head = [
@@ -86,8 +98,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
         + (" (resume refused; see below)" if info.refused else ""),
         *([f"refused   {info.refused}"] if info.refused else []),
         f"started   {local(info.created)}    updated {local(info.updated)}",
-        # what a power loss may take of it (docs/storage.md, durability levels)
-        *([f"durability {info.durability}"] if info.durability else []),
+        *([f"durability {durability(info)}"] if info.durability else []),
         f"steps     {info.steps} finished" + _of_total(info)
         + ("" if info.position is None else f", next position {info.position}"),
     ]

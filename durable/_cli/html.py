@@ -11,7 +11,7 @@ from html import escape
 from .._errortext import said_reason
 from .._manage.history import StepInfo
 from .._manage.runs import RunInfo
-from .format import duration, local, says_more, shown_rows
+from .format import durability, duration, local, says_more, shown_rows
 
 _CSS = """
 :root { --ok:#2f9e61; --bad:#d64545; --warn:#e39b2d; --live:#3b7ddd; --wait:#8b6bd6;
@@ -109,7 +109,7 @@ def _meta(info: RunInfo, span: float) -> str:
         f"fingerprint {info.fingerprint or '-'}",
         f"started {local(info.created)}",
         f"updated {local(info.updated)}",
-        *([f"durability {info.durability}"] if info.durability else []),
+        *([f"durability {durability(info)}"] if info.durability else []),
         f"{info.steps} steps finished",
         f"span {duration(span)}",
     ]
