@@ -89,3 +89,39 @@ def test_show_of_a_run_on_an_object_store_says_what_its_durability_means_there(
     page = folder / "s.html"
     assert main(["--store", s3_url, "show", "s", "--html", str(page)]) == 0
     assert "each record is durable once its write returns" in page.read_text()
+
+
+FLAKY = """\
+import durable
+
+
+@durable.step(retries=1, retry_delay=0)
+def flaky() -> int:
+    with open("counts", "a") as f:
+        f.write("flaky\\n")
+    raise ValueError("down")
+
+
+@durable.workflow
+def job() -> int:
+    return flaky()
+"""
+
+
+def test_show_html_numbers_failed_tries_per_call_as_show_does(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the marks and tooltip said "attempt 3 failed" and "attempt 4
+    failed" for the resume's two tries (budget 2), and the TRIES column "4",
+    where `show` says "4 (2+2)": read as a budget overrun."""
+    (folder / "fl.py").write_text(FLAKY)
+    assert main(["run", "fl.py:job", "--run-id", "j"]) == 1
+    assert main(["run", "fl.py:job", "--run-id", "j", "--resume"]) == 1
+    assert _counts(folder) == ["flaky"] * 4
+    capsys.readouterr()
+    assert main(["show", "j", "--html", str(folder / "j.html")]) == 0
+    page = (folder / "j.html").read_text()
+    assert "attempt 3" not in page and "attempt 4" not in page, page
+    for said in ("try 1 failed", "try 2 failed", "try 1 failed (try 3 of the run)", "try 2 failed (try 4 of the run)"):
+        assert page.count(f"{said}: ValueError: down") == 3, said  # its mark's title, the bar's, the tip
+    assert "<td>4 (2+2)</td>" in page

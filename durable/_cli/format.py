@@ -127,12 +127,30 @@ def tries_cell(info: RunInfo, s: StepInfo) -> str:
     """A step's tries, and when more than one attempt of the run made some,
     how many each made (`6 (3+3)`): each call has a retry budget of its
     own, and "6" alone, with `retries=2`, read as a budget overrun."""
-    cuts = sorted(at for at, _ in info.resumes)
-    made = [bisect.bisect_right(cuts, f.at) for f in s.failures]
+    made = _made(info, s)
     if s.attempts > len(s.failures):  # the try that returned: its attempt's
-        made.append(bisect.bisect_right(cuts, s.ended or s.started or math.inf))
+        made.append(_made(info, s, s.ended or s.started or math.inf)[-1])
     counts = [made.count(k) for k in sorted(set(made))]
     return str(s.attempts) if len(counts) < 2 else f"{s.attempts} ({'+'.join(map(str, counts))})"
+
+
+def failed_tries(info: RunInfo, s: StepInfo) -> list[str]:
+    """Each failed try of a step, as `show --html` names it: numbered in its
+    call's budget (the run's attempt that made it), with the run's count
+    where that differs, as the log says it ("try 1 failed (try 4 of the
+    run)"): the run's count alone read as a budget overrun."""
+    made = _made(info, s)
+    return [
+        f"try {made[:n].count(k) + 1} failed" + (f" (try {n + 1} of the run)" if made[:n].count(k) != n else "")
+        for n, k in enumerate(made)
+    ]
+
+
+def _made(info: RunInfo, s: StepInfo, *more: float) -> list[int]:
+    """Which of the run's attempts made each failed try (and each time in
+    `more`): how many times it was resumed before."""
+    cuts = sorted(at for at, _ in info.resumes)
+    return [bisect.bisect_right(cuts, at) for at in [*(f.at for f in s.failures), *more]]
 
 
 def shown_rows(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None) -> list[tuple[StepInfo, str]]:
