@@ -35,6 +35,7 @@ def behind(s3_endpoint: str, s3_env: dict[str, str], monkeypatch: pytest.MonkeyP
 
     for name, value in s3_env.items():
         monkeypatch.setenv(name, value)
+    s3fs.S3FileSystem.clear_instance_cache()  # one an earlier test made, on moto's own endpoint: not the proxy
     faults = s3proxy.Faults()
     endpoint, server = s3proxy.start(s3_endpoint, faults)
     monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
