@@ -112,7 +112,7 @@ def test_the_html_timeline_shows_every_step_and_fetches_nothing(tmp_path: Path) 
     assert page.run_status == "failed"
     assert page.marks == {"flaky": 2, "publish": 1}  # one mark per failed attempt
     assert "output: ['a', 'b', 'c']" in page.tips["fetch"]
-    assert "attempt 2 failed: ConnectionError: rate limited <429>" in page.tips["flaky"]
+    assert "try 2 failed: ConnectionError: rate limited <429>" in page.tips["flaky"]  # numbered per call
     assert "RuntimeError: publisher offline after 3 items" in page.tips["publish"]
 
     # self-contained: nothing a browser would go and fetch

@@ -153,9 +153,9 @@ def test_show_of_a_notebook_run_says_to_continue_in_the_notebook(
         "pipe.resume('nb1', NAME=VALUE)\n"
     )
     assert main(["--store", str(tmp_path / "store"), "fork", "nb1", "--at", "1", "--new-run-id", "nb2"]) == 0
-    assert capsys.readouterr().err.endswith(
+    assert capsys.readouterr().err.endswith(  # the fork reaches nb1's suspend() again: as `show` says
         "\n  run it in the notebook or session that defines pipe (no script does, for durable run): "
-        "pipe.resume('nb2')\n"
+        "pipe.resume('nb2', NAME=VALUE)\n"
     )
 
 

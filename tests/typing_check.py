@@ -4,7 +4,8 @@ signatures for type checkers. Not collected by pytest."""
 from __future__ import annotations
 
 import pathlib
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from typing_extensions import assert_type
 
@@ -186,6 +187,23 @@ def in_a_set(n: int) -> int:
 
 assert_type(listed(1), int)
 assert_type(in_a_set(1), int)
+
+T = TypeVar("T")
+
+
+# A generic step stays generic: its calls return what they are given.
+@durable.step
+def first_of(xs: Sequence[T]) -> T:
+    return xs[0]
+
+
+@durable.step(retries=1)
+def last_of(xs: Sequence[T]) -> T:
+    return xs[-1]
+
+
+assert_type(first_of([1, 2]), int)
+assert_type(last_of(["a"]), str)
 
 
 def events_are_read_only(event: StepExecuted) -> None:

@@ -77,6 +77,18 @@ def _of_total(info: RunInfo) -> str:
     return f" ({info.top_level} of {info.steps_total} top-level positions)"
 
 
+def durability(info: RunInfo) -> str:
+    """The level a run's last attempt wrote under: what a power loss may
+    take of it (docs/storage.md, durability levels). On an object store,
+    which makes every level "fsync" (`Store.run_level`), "fsync" alone
+    read as the level asked (`--durability none`) ignored or lost."""
+    store = info._store
+    if info.durability != "fsync" or store is None or store.run_level("none") == "none":
+        return str(info.durability)
+    return ("fsync (an object store: each record is durable once its write returns, "
+            "whatever level was asked; --durability changes nothing there)")  # fmt: skip
+
+
 def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None) -> str:
     """`child`: the child run a suspended run waits in (`waiting_child`)."""
     head = [
@@ -86,8 +98,7 @@ def show_text(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = 
         + (" (resume refused; see below)" if info.refused else ""),
         *([f"refused   {info.refused}"] if info.refused else []),
         f"started   {local(info.created)}    updated {local(info.updated)}",
-        # what a power loss may take of it (docs/storage.md, durability levels)
-        *([f"durability {info.durability}"] if info.durability else []),
+        *([f"durability {durability(info)}"] if info.durability else []),
         f"steps     {info.steps} finished" + _of_total(info)
         + ("" if info.position is None else f", next position {info.position}"),
     ]
@@ -116,12 +127,30 @@ def tries_cell(info: RunInfo, s: StepInfo) -> str:
     """A step's tries, and when more than one attempt of the run made some,
     how many each made (`6 (3+3)`): each call has a retry budget of its
     own, and "6" alone, with `retries=2`, read as a budget overrun."""
-    cuts = sorted(at for at, _ in info.resumes)
-    made = [bisect.bisect_right(cuts, f.at) for f in s.failures]
+    made = _made(info, s)
     if s.attempts > len(s.failures):  # the try that returned: its attempt's
-        made.append(bisect.bisect_right(cuts, s.ended or s.started or math.inf))
+        made.append(_made(info, s, s.ended or s.started or math.inf)[-1])
     counts = [made.count(k) for k in sorted(set(made))]
     return str(s.attempts) if len(counts) < 2 else f"{s.attempts} ({'+'.join(map(str, counts))})"
+
+
+def failed_tries(info: RunInfo, s: StepInfo) -> list[str]:
+    """Each failed try of a step, as `show --html` names it: numbered in its
+    call's budget (the run's attempt that made it), with the run's count
+    where that differs, as the log says it ("try 1 failed (try 4 of the
+    run)"): the run's count alone read as a budget overrun."""
+    made = _made(info, s)
+    return [
+        f"try {made[:n].count(k) + 1} failed" + (f" (try {n + 1} of the run)" if made[:n].count(k) != n else "")
+        for n, k in enumerate(made)
+    ]
+
+
+def _made(info: RunInfo, s: StepInfo, *more: float) -> list[int]:
+    """Which of the run's attempts made each failed try (and each time in
+    `more`): how many times it was resumed before."""
+    cuts = sorted(at for at, _ in info.resumes)
+    return [bisect.bisect_right(cuts, at) for at in [*(f.at for f in s.failures), *more]]
 
 
 def shown_rows(info: RunInfo, steps: Sequence[StepInfo], child: RunInfo | None = None) -> list[tuple[StepInfo, str]]:

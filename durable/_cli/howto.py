@@ -95,25 +95,6 @@ def in_session(workflow: str, run_id: str, given: str = "") -> str:
     return f"in the notebook or session that defines {fn} (no script does, for durable run): {fn}.resume({run_id!r}{given})"
 
 
-def input_at(store: Store, workflow: str, run_id: str, position: int | None) -> str | None:
-    """The input a forked run's resume waits for first, to answer in the
-    line that runs it: its first position's (`durable fork --at` of a
-    `wait_for`, answered again), as the source's last completed attempt's
-    plan says; else the unanswered one its source was suspended at, which
-    no plan names (a suspended attempt writes none), and which a fork at
-    or before it reaches: without `--input` the line printed stopped there
-    again. None when neither is a wait."""
-    try:
-        manifest = runs.read_manifest(store, workflow, run_id)
-    except DurableError:
-        return None
-    plan = manifest.plan or []
-    entry = plan[position] if position is not None and 0 <= position < len(plan) else None
-    if isinstance(entry, list) and len(entry) > 1 and entry[0] == "input" and isinstance(entry[1], str):
-        return entry[1]
-    return waited_input(manifest.extra.get("source_reason"))
-
-
 def run_line(durable: str, found: str | None, workflow: str, run_id: str, flags: str) -> str:
     """`durable run TARGET --run-id RUN FLAGS` for a run whose target is
     `found` (`target`); when not known, or its script is not in this folder

@@ -11,7 +11,7 @@ from html import escape
 from .._errortext import said_reason
 from .._manage.history import StepInfo
 from .._manage.runs import RunInfo
-from .format import duration, local, says_more, shown_rows
+from .format import durability, duration, failed_tries, local, says_more, shown_rows, tries_cell
 
 _CSS = """
 :root { --ok:#2f9e61; --bad:#d64545; --warn:#e39b2d; --live:#3b7ddd; --wait:#8b6bd6;
@@ -83,7 +83,7 @@ def render(
 <div class="axis"><div class="label">step</div>{_ticks(span)}</div>
 {rows}
 </div>
-{_details(shown)}
+{_details(info, shown)}
 </body></html>
 """
 
@@ -109,7 +109,7 @@ def _meta(info: RunInfo, span: float) -> str:
         f"fingerprint {info.fingerprint or '-'}",
         f"started {local(info.created)}",
         f"updated {local(info.updated)}",
-        *([f"durability {info.durability}"] if info.durability else []),
+        *([f"durability {durability(info)}"] if info.durability else []),
         f"{info.steps} steps finished",
         f"span {duration(span)}",
     ]
@@ -134,7 +134,7 @@ def _pct(t: float, start: float, span: float) -> float:
     return max(0.0, min(100.0, (t - start) / span * 100))
 
 
-def _row(s: StepInfo, said: str, start: float, span: float, since: float) -> str:
+def _row(info: RunInfo, s: StepInfo, said: str, start: float, span: float, since: float) -> str:
     """`since`: where a row with no time of its own starts (a step in flight,
     where a run waits: when what came before it ended), not at the run's start."""
     begin = s.started or (s.failures[0].at if s.failures else None) or s.ended or since
@@ -145,8 +145,8 @@ def _row(s: StepInfo, said: str, start: float, span: float, since: float) -> str
     tries = f'<span class="tries">↻ {retries} failed</span>' if retries else ""
     marks = "".join(
         f'<i class="mark" style="left:{_pct(f.at, start, span):.3f}%" '
-        f'title="{escape(f"attempt {n} failed: {f.type}: {f.message}")}"></i>'
-        for n, f in enumerate(s.failures, 1)
+        f'title="{escape(f"{tried}: {f.type}: {f.message}")}"></i>'
+        for tried, f in zip(failed_tries(info, s), s.failures, strict=True)
     )
     return (
         f'<div class="row step" data-position="{s.position}" data-name="{escape(s.name)}" '
@@ -154,9 +154,9 @@ def _row(s: StepInfo, said: str, start: float, span: float, since: float) -> str
         f'<div class="label"><span class="pos">{s.position}</span>{escape(s.name)}'
         f'<span class="kind">{escape(s.kind)}</span>{tries}</div>'
         f'<div class="track"><div class="bar {escape(s.status)}{" late" if left + width > 85 else ""}" '
-        f'style="left:{left:.3f}%;width:{width:.3f}%" title="{escape(_tip(s, said))}">'
+        f'style="left:{left:.3f}%;width:{width:.3f}%" title="{escape(_tip(info, s, said))}">'
         f"<span>{escape(duration(s.duration))}</span></div>{marks}</div>"
-        f'<div class="tip">{escape(_tip(s, said))}</div></div>'
+        f'<div class="tip">{escape(_tip(info, s, said))}</div></div>'
     )
 
 
@@ -165,7 +165,7 @@ def _rows(info: RunInfo, shown: Sequence[tuple[StepInfo, str]], start: float, sp
     resumed attempt ran: where the run was interrupted and resumed."""
     rows, since = [], start
     for s, said in shown:
-        rows.append(_row(s, said, start, span, since))
+        rows.append(_row(info, s, said, start, span, since))
         since = max(since, s.ended or s.started or since)
     steps = [s for s, _ in shown]
     for at, before in sorted(info.resumes, reverse=True):  # latest first: indexes stay valid
@@ -192,7 +192,7 @@ def _resume_row(at: float, before: str, start: float, span: float) -> str:
     )
 
 
-def _tip(s: StepInfo, said: str) -> str:
+def _tip(info: RunInfo, s: StepInfo, said: str) -> str:
     lines = [f"{s.name} ({s.kind}) · {s.status} · {duration(s.duration)}"]
     if s.started or s.ended:
         lines.append(f"{local(s.started)} → {local(s.ended)}")
@@ -200,20 +200,20 @@ def _tip(s: StepInfo, said: str) -> str:
         lines.append(said)
     elif s.preview is not None:
         lines.append(f"output: {s.preview}")
-    for n, f in enumerate(s.failures, 1):
-        lines.append(f"attempt {n} failed: {f.type}: {f.message}")
+    for tried, f in zip(failed_tries(info, s), s.failures, strict=True):
+        lines.append(f"{tried}: {f.type}: {f.message}")
     for a in s.artifacts:
         lines.append(f"artifact {a.get('url')}: {a.get('state')}")
     return "\n".join(lines)
 
 
-def _details(shown: Sequence[tuple[StepInfo, str]]) -> str:
+def _details(info: RunInfo, shown: Sequence[tuple[StepInfo, str]]) -> str:
     head = "<tr><th>pos</th><th>step</th><th>status</th><th>tries</th><th>time</th>"
     head += "<th>output / error</th></tr>"
     body = "".join(
         f"<tr><td>{s.position}</td><td>{escape(s.name)}</td>"
         f'<td><span class="badge {escape(s.status)}">{escape(s.status)}</span></td>'
-        f"<td>{s.attempts}</td><td>{escape(duration(s.duration))}</td>"
+        f"<td>{tries_cell(info, s)}</td><td>{escape(duration(s.duration))}</td>"
         + (
             f'<td class="out err">{escape(s.error)}</td>'
             if s.error

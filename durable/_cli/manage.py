@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .._errortext import and_list, id_word, shell_words, to_fill, waited_input
+from .._errortext import and_list, id_word, shell_words, waited_input
 from .._manage import cleanup, history, owners, runs
 from .._manage.fork import fork_run
 from .._manage.listed import listed
@@ -22,6 +22,7 @@ from ..errors import (
 )
 from . import format, howto
 from .common import UsageError, advised, command, not_there, note, nothing_there, print_error
+from .forkat import fork_answer
 from .html import render
 
 
@@ -118,10 +119,12 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
             top = runs.run_info(store, workflow, run_id)
         except DurableError:  # removed meanwhile: resumed alone, it is a run of its own
             break
-    name = waited_input(info.reason) or (howto.input_at(store, info.workflow, info.run_id, info.position)
-                                         if info.status == "forked" else None)  # fmt: skip
+    name = waited_input(info.reason)
     # The input or parameters named, as `durable run` says; none for a workflow without parameters.
-    answer = howto.answer_flags(top, info.reason, name) if info.status == "suspended" or name else ""
+    answer = howto.answer_flags(top, info.reason, name) if info.status == "suspended" else ""
+    given = f", inputs={{{name!r}: VALUE}}" if name else ""
+    if info.status == "forked":  # what its source stopped at, reached again
+        answer, given = fork_answer(store, info, info.position)
     flags = f" {answer}" if answer else ""
     if info.refused and top is info:  # a plain --resume is refused again
         return ways + howto.refused_ways(command(args), store, info.workflow, info.run_id, answer)
@@ -130,7 +133,6 @@ def _how_to_continue(args: argparse.Namespace, store: Store, info: runs.RunInfo)
                     "when that run resumes")  # fmt: skip
     target = howto.target(store, top.workflow, top.run_id)
     if target == "":
-        given = f", inputs={{{name!r}: VALUE}}" if name else ""
         if not name and top.status == "suspended" and (asks := howto.asked(top, info.reason)) != []:
             given = "".join(f", {n}=VALUE" for n in asks or ["NAME"])
         ways.append(f"  continue {howto.in_session(top.workflow, top.run_id, given)}")
@@ -199,6 +201,7 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
             "it never removes everything by default"
         )
     failed: dict[str, StorageError] = {}
+    untried: list[runs.RunInfo] = []
     try:
         removed = cleanup.gc(
             store,
@@ -209,19 +212,24 @@ def cmd_gc(args: argparse.Namespace, store: Store) -> int:
             workflow=args.workflow,
         )
     except cleanup.GcFailed as e:  # the others were removed: said as such, then each run left
-        removed, failed = e.removed, e.failed
+        removed, failed, untried = e.removed, e.failed, e.untried
     verb = "would remove" if args.dry_run else "removed"
-    if args.json:  # `removed`: what went, or with --dry-run what would go; `failed`: what stays, and why
+    if args.json:  # `removed`: what went, or with --dry-run what would go; `failed`: what stays, and why;
+        # `untried`: what stays, not tried once the store failed alike too often in a row
         lost = [{"workflow": n.partition("/")[0], "runId": n.partition("/")[2], "error": advised(str(e), command(args))}
                 for n, e in failed.items()]  # fmt: skip
-        print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed], "failed": lost},
-                         indent=2))  # fmt: skip
+        left = [{"workflow": i.workflow, "runId": i.run_id, "status": i.status} for i in untried]
+        print(json.dumps({"dryRun": args.dry_run, "removed": [format.run_doc(i) for i in removed], "failed": lost,
+                          "untried": left}, indent=2))  # fmt: skip
     elif removed:
         print(format.runs_table(removed))
     for name, error in failed.items():
         print_error(error, args.debug, 1, durable=command(args), about=f"could not remove {name}: ")
     said = f"{verb} {len(removed)} run{'s' if len(removed) != 1 else ''}"
     said += f"; failed to remove {len(failed)}, which stay{'s' * (len(failed) == 1)}" if failed else ""
+    if untried:  # the same failure again and again: the store (its endpoint, its permissions) is the fault
+        said += (f"; stopped after {cleanup.GIVE_UP} failures of one cause in a row: {len(untried)} more "
+                 f"not tried, which stay{'s' * (len(untried) == 1)} (fix the cause above, then run gc again)")  # fmt: skip
     if where := "" if removed or failed else not_there(store):
         note(said + where)  # no store there: a typo in --store, not a report
     else:
@@ -237,10 +245,10 @@ def cmd_fork(args: argparse.Namespace, store: Store) -> int:
         print(json.dumps(doc | {"forkedFrom": args.run_id, "at": args.at}, indent=2))
     else:
         print(new_id)
-    target, name = howto.target(store, workflow, new_id), howto.input_at(store, workflow, new_id, args.at)
-    given = f", inputs={{{name!r}: VALUE}}" if name else ""  # its first position a wait_for: answered again
+    target = howto.target(store, workflow, new_id)
+    answer, given = fork_answer(store, runs.run_info(store, workflow, new_id), args.at)
     run_it = howto.in_session(workflow, new_id, given) if target == "" else howto.run_line(
-        command(args), target, workflow, new_id, "--resume" + (f" {to_fill('--input', [name])}" if name else ""))
+        command(args), target, workflow, new_id, f"--resume {answer}".rstrip())
     print(
         f"forked {workflow}/{id_word(args.run_id)} at position {args.at} into {id_word(new_id)} "
         f"({args.at} position{'s' if args.at != 1 else ''} copied; nothing executed)\n"

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from .analysis import SAID, UNHASHED, WHERE
 from .builtnames import changed_modules
 from .said import anew_advice, said_detail
+from .values import hash_tokens
 
 #: A part a workflow's definition records for each step (never hashed: the
 #: identity is hashed by itself), so that a refusal can say "renamed".
@@ -46,7 +47,7 @@ def describe_change(
     if "version" in old_parts or "version" in new_parts:
         said.append(_version_change(old_parts.get("version"), new_parts.get("version")))
     else:
-        keys = _ordered(old_parts, new_parts)
+        keys = [k for k in _ordered(old_parts, new_parts) if not _own_def(k, old_parts, new_parts)]
         said += [
             _describe_key(k, old_parts.get(k), new_parts.get(k), made or {})
             + _helper_detail(k, old_parts.get(SAID + k), new_parts.get(SAID + k))
@@ -57,6 +58,19 @@ def describe_change(
         said.append(said_detail(old_parts, new_parts))  # `SETTINGS.started differs`
         said.append(anew_advice(made or {}))  # `START = time.time()`
     return "; ".join(s for s in said if s) or "no change"
+
+
+def _own_def(key: str, old: Mapping[str, str], new: Mapping[str, str]) -> bool:
+    """A global whose one binding statement is the step's own `def` (a list
+    its body appends to, `seen.append(x)`, bound in no statement that can be
+    read: another notebook cell): its digest is that of the step's code, on
+    both sides (checked, not assumed), so its change is the code change,
+    said already; naming it too read as a second change."""
+    before, after = old.get("code"), new.get("code")
+    return (
+        key.startswith("global:") and before is not None and after is not None
+        and old.get(key) == hash_tokens([before]) and new.get(key) == hash_tokens([after])
+    )  # fmt: skip
 
 
 def helper_said(parts: Mapping[str, str]) -> str:

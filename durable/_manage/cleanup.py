@@ -32,17 +32,32 @@ from .runs import RunInfo
 TEMP_AGE = 3600.0
 
 
+# Failures of one cause in a row after which gc tries no more runs: an
+# endpoint gone down costs each run the client's retries (about 10 s on
+# S3), and every run left would fail the same way.
+GIVE_UP = 3
+
+
 class GcFailed(StorageError):
     """gc() went on past each run the store failed to remove, then raised
-    this: `removed` (the runs removed, as gc returns them) and `failed`
-    ("workflow/run_id" of each run left, to the StorageError of its removal)."""
+    this: `removed` (the runs removed, as gc returns them), `failed`
+    ("workflow/run_id" of each run left, to the StorageError of its removal)
+    and `untried` (the runs it did not try once GIVE_UP removals in a row
+    failed of one cause: an endpoint down, a store refusing every delete)."""
 
-    def __init__(self, url: str, removed: list[RunInfo], failed: dict[str, StorageError]) -> None:
-        self.removed, self.failed = removed, failed
+    def __init__(
+        self, url: str, removed: list[RunInfo], failed: dict[str, StorageError],
+        untried: list[RunInfo] | None = None,
+    ) -> None:  # fmt: skip
+        self.removed, self.failed, self.untried = removed, failed, untried or []
         first = next(iter(failed.values()))
         runs = f"{len(failed)} run{'s' * (len(failed) != 1)} ({', '.join(failed)})"
+        stopped = (
+            f"; it stopped after {GIVE_UP} failures of one cause in a row and did not try "
+            f"{len(self.untried)} more, which stay too" if self.untried else ""
+        )
         super().__init__(url, f"gc removed {len(removed)} run{'s' * (len(removed) != 1)} and failed to remove "
-                         f"{runs}, which stay; the first: {first.cause}", first.advice)  # fmt: skip
+                         f"{runs}, which stay{stopped}; the first: {first.cause}", first.advice)  # fmt: skip
 
 
 @at_callers
@@ -74,7 +89,8 @@ def gc(
     A whole-store gc (no `workflow`) also removes `leftovers` (not
     returned) and sweeps temp files a crashed writer left (untouched for
     `TEMP_AGE` seconds). A run the store fails to remove stops no other:
-    each is tried, then a StorageError (`GcFailed`) names the runs left."""
+    each is tried (until GIVE_UP in a row failed of one cause), then a
+    StorageError (`GcFailed`) names the runs left and those not tried."""
     if keep_last is None and older_than is None and status is None:
         raise ConfigurationError(
             "gc() needs at least one of keep_last, older_than or status; "
@@ -93,7 +109,7 @@ def gc(
         warn(f"gc never removes a{'n' * (never[0] == 'u')} {never} run ({_NEVER[never]})")
     cutoff = None if older_than is None else now() - _seconds(older_than)
     removed: list[RunInfo] = []
-    failed: dict[str, StorageError] = {}  # each run tried: one the store fails to remove stops no other
+    tries = _Tries()
     keys = runs.listing(target, workflow)  # one listing for runs and leftovers
     if workflow is not None and not target.manifest_keys(keys) and (missing := no_runs_of(target, workflow)):
         raise missing  # a typo, not a workflow with nothing to remove
@@ -105,19 +121,19 @@ def gc(
         if cutoff is not None:
             chosen = [i for i in chosen if i.updated < cutoff]
         chosen = [i for i in chosen if not parent_here(target, i)]
-        removed += [i for i in chosen if dry_run or _try_delete(target, i, failed)]
+        removed += [i for i in chosen if dry_run or tries.delete(target, i)]
     if workflow is None:
         left = leftovers(target, keys)
-        gone = [i for i in left if dry_run or _try_delete(target, i, failed, leftover=True)]
+        gone = [i for i in left if dry_run or tries.delete(target, i, leftover=True)]
         if gone:  # no run, so not returned; said, or the next look finds objects gone unsaid
             names = ", ".join(f"{i.workflow}/{i.run_id}" for i in gone)
             warn(f"gc {'would also remove' if dry_run else 'also removed'} what a removal or a fork "
                  f"cut short left of {len(gone)} run{'s' * (len(gone) != 1)} ({names}): objects without "
                  "a manifest, which no call replays", RuntimeWarning)  # fmt: skip
-        if not dry_run:
+        if not dry_run and not tries.untried:  # the store given up on: nothing more asked of it
             target.sweep_temp(TEMP_AGE)
-    if failed:
-        raise GcFailed(target.url, removed, failed)
+    if tries.failed:
+        raise GcFailed(target.url, removed, tries.failed, tries.untried)
     return removed
 
 
@@ -193,23 +209,42 @@ def keep_newest(store: Store, workflow: str, keep_last: int) -> list[RunInfo]:
     return gc(store, keep_last=keep_last, status="completed", workflow=workflow)
 
 
-def _try_delete(
-    store: Store, info: RunInfo, failed: dict[str, StorageError], *, leftover: bool = False
-) -> bool:
-    try:
-        if leftover:
-            return runs.delete_run(store, info.workflow, info.run_id, leftover=True)
-        return runs.delete_run(store, info.workflow, info.run_id, as_listed=info)
-    except LeaseLostError as e:
-        # Taken over half removed (this process stalled past the lease): not
-        # "removed", and not the quiet skip of a run that was never touched.
-        warn(f"gc: {e}", RuntimeWarning)
-        return False
-    except (RunLockedError, RunNotFoundError):
-        return False  # started or removed by someone else meanwhile
-    except StorageError as e:
-        failed[f"{info.workflow}/{info.run_id}"] = e
-        return False
+class _Tries:
+    """Each removal gc tries: a run the store fails to remove stops no other
+    (noted in `failed`), until GIVE_UP in a row fail of one cause; the runs
+    after those are noted in `untried`, not tried."""
+
+    def __init__(self) -> None:
+        self.failed: dict[str, StorageError] = {}
+        self.untried: list[RunInfo] = []
+        self._cause, self._streak = "", 0
+
+    def delete(self, store: Store, info: RunInfo, *, leftover: bool = False) -> bool:
+        if self._streak >= GIVE_UP:
+            self.untried.append(info)
+            return False
+        name = f"{info.workflow}/{info.run_id}"
+        try:
+            if leftover:
+                gone = runs.delete_run(store, info.workflow, info.run_id, leftover=True)
+            else:
+                gone = runs.delete_run(store, info.workflow, info.run_id, as_listed=info)
+        except LeaseLostError as e:
+            # Taken over half removed (this process stalled past the lease): not
+            # "removed", and not the quiet skip of a run that was never touched.
+            warn(f"gc: {e}", RuntimeWarning)
+            gone = False
+        except (RunLockedError, RunNotFoundError):
+            gone = False  # started or removed by someone else meanwhile
+        except StorageError as e:
+            self.failed[name] = e
+            # One cause: the same advice (network, permissions), or the same
+            # words once this run's name is taken out of them.
+            cause = e.advice or e.cause.replace(name, "")
+            self._cause, self._streak = cause, self._streak + 1 if cause == self._cause else 1
+            return False
+        self._streak = 0  # the store answered: the failures before were not one outage
+        return gone
 
 
 def _by_workflow(infos: list[RunInfo]) -> list[list[RunInfo]]:
