@@ -1,18 +1,21 @@
 """What runs for a step, changed between two processes in ways stale70 did
 not try: a helper rebound by a function the body imports relatively (`from
-. import setup71; setup71.setup()` in a package); a handler picked from a
-dict filled at import (`HANDLERS[kind](x)`) and edited; a method a class
-decorator's mixin supplies, edited; a `functools.partial` of a helper kept
-at module level, the helper edited; a helper chosen by `getattr(module,
-name)` with the name from the environment; a lambda kept in a module's
-dict, edited. Each run records its step, stops, and is resumed in a new
-process: unchanged, it replays (the step ran once); changed, it is refused
-and, rerun as the refusal offers, runs the step again with what runs now.
+. import setup71; setup71.setup()`, `from .setup71 import setup as go`, in
+a package); a handler picked from a dict filled at import (`HANDLERS[kind]`,
+a comprehension over `getattr(hs71, ...)` with `.get(kind, default)`, an
+instance's dict, a bound method) and edited; a method a class decorator
+supplies (a mixin base, `cls.run = _run`), edited; a `functools.partial` of
+a helper kept at module level, the helper edited; a helper chosen by
+`getattr(module, NAME)` with NAME from the environment or a JSON file read
+at import; a lambda kept in a module's dict, edited. Each run records its
+step, stops (suspended), and is resumed in a new process: unchanged, it
+replays (the step ran once); changed, it is refused and, rerun as the
+refusal offers, runs the step again with what runs now.
 
 `from . import setup71; setup71.setup()`, where `setup` rebinds the step's
 helper when a variable of the environment is set, replayed the step's old
 output (`6` where running gives `105`): the body's relative imports were
-not resolved (`fills.imported_in`)."""
+not resolved (`fills.imported_in`). The others were refused before."""
 
 from __future__ import annotations
 
@@ -64,6 +67,35 @@ MODES = {
         "pass",
         "s(x)",
     ),
+    "handlersx": (
+        "from . import hs71\nHANDLERS = {k: getattr(hs71, 'h_' + k) for k in ('a', 'b')}\n"
+        + _step("handlersx", "HANDLERS.get(kind, hs71.slow)(x)", "kind, x"),
+        "pass",
+        "s('a', x)",
+    ),
+    "setattrmix": (
+        "from .mix71 import adds_run\n@adds_run\nclass Thing:\n    k = 2\n" + _step("setattrmix", "Thing().run(x)"),
+        "pass",
+        "s(x)",
+    ),
+    "getattrconf": (
+        "import json\nfrom . import hs71\nwith open(os.path.join(os.path.dirname(__file__), 'conf71.json')) as f:\n"
+        "    NAME = json.load(f)['helper']\n" + _step("getattrconf", "getattr(hs71, NAME)(x)"),
+        "pass",
+        "s(x)",
+    ),
+    "boundm": (
+        "class Obj:\n    def __init__(self, k):\n        self.k = k\n    def run(self, x):\n        return x * self.k\n"
+        "HANDLERS = {'a': Obj(2).run}\n" + _step("boundm", "HANDLERS[kind](x)", "kind, x"),
+        "pass",
+        "s('a', x)",
+    ),
+    "instdict": (
+        "from . import hs71\nclass Reg:\n    def __init__(self):\n        self.handlers = {'a': hs71.slow}\nREG = Reg()\n"
+        + _step("instdict", "REG.handlers['a'](x)"),
+        "pass",
+        "s(x)",
+    ),
 }
 WF = """
 @durable.workflow(run_id="{mode}")
@@ -80,13 +112,19 @@ FILES = {
     "p71/setup71.py": "import os\nfrom . import m_rel, m_relfrom\n\ndef setup():\n    if os.environ.get('CHANGED'):\n"
     "        m_rel.helper = m_rel.other\n        m_relfrom.helper = m_relfrom.other\n",
     "p71/mix71.py": "class Mixin:\n    def run(self, x):\n        return x * self.k\n\n"
-    "def with_mixin(cls):\n    return type(cls.__name__, (Mixin, cls), {})\n",
-    "p71/hs71.py": "def slow(x):\n    return x * 2\n\ndef fast(x):\n    return x\n",
+    "def with_mixin(cls):\n    return type(cls.__name__, (Mixin, cls), {})\n\n"
+    "def _run(self, x):\n    return x * self.k\n\ndef adds_run(cls):\n    cls.run = _run\n    return cls\n",
+    "p71/hs71.py": "def slow(x):\n    return x * 2\n\ndef fast(x):\n    return x\n\n"
+    "def h_a(x):\n    return x * 2 + 1\n\ndef h_b(x):\n    return x + 2\n",
+    "p71/conf71.json": '{"helper": "slow"}',
 }
 # In the second process of `changed`: these files edited, CHANGED and PICK71 set.
 EDITS = {
     "p71/m_handlers.py": ("x + 1", "x + 3"),
     "p71/mix71.py": ("x * self.k", "x * self.k + 1"),
+    "p71/hs71.py": ("x * 2", "x * 3"),
+    "p71/conf71.json": ('"slow"', '"fast"'),
+    "p71/m_boundm.py": ("x * self.k", "x * self.k + 1"),
     "p71/m_partial.py": ("x * k", "x * k + 1"),
     "p71/m_lambda.py": ("x + 1", "x + 4"),
 }
@@ -102,8 +140,8 @@ for mode in os.environ["MODES"].split():
         print(mode, "refused then", mod.wf.with_options(on_change="rerun")(5))
 """
 # What a run gives with the code of the first process, and of the second of `changed`.
-BEFORE = {"rel": 6, "relfrom": 6, "handlers": 6, "mixin": 10, "partial": 10, "getattr": 10, "lambda": 6}
-NOW = {"rel": 105, "relfrom": 105, "handlers": 8, "mixin": 11, "partial": 11, "getattr": 5, "lambda": 9}
+BEFORE = {"rel": 6, "relfrom": 6, "handlers": 6, "mixin": 10, "partial": 10, "getattr": 10, "lambda": 6, "handlersx": 11, "setattrmix": 10, "getattrconf": 10, "boundm": 10, "instdict": 10}
+NOW = {"rel": 105, "relfrom": 105, "handlers": 8, "mixin": 11, "partial": 11, "getattr": 5, "lambda": 9, "handlersx": 16, "setattrmix": 11, "getattrconf": 5, "boundm": 11, "instdict": 15}
 
 
 def test_what_runs_for_a_step_changed_between_processes_is_refused_and_unchanged_replays(

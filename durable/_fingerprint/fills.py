@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from .callees import MOST, Deferred, Runs, referenced, resolve
 from .heads import ANY, EVERYWHERE, Heads
-from .modfiles import resolved_name
+from .imports import absolute
 from .runtime import run_time_calls
 from .samecode import nested_code
 from .source import find_definitions, runs_this_source, source_of
@@ -170,25 +170,12 @@ def imported_in(node: ast.AST, namespace: Mapping[str, object]) -> dict[str, obj
                 name = alias.name if alias.asname else alias.name.partition(".")[0]
                 bound[alias.asname or name] = sys.modules.get(name)
         elif isinstance(sub, ast.ImportFrom):
-            module = sub.module or ""
-            if sub.level:
-                module = resolved_name("." * sub.level + module, _package(namespace))
+            module = absolute(sub.module or "", sub.level, str(namespace.get("__package__") or ""))
             for alias in sub.names if module else ():
                 inner = sys.modules.get(f"{module}.{alias.name}")
                 outer = getattr(sys.modules.get(module), "__dict__", {})
                 bound[alias.asname or alias.name] = inner if inner is not None else outer.get(alias.name)
     return {name: module for name, module in bound.items() if module is not None}
-
-
-def _package(namespace: Mapping[str, object]) -> str:
-    """The package a module's relative imports start from, as `import` finds it."""
-    package = namespace.get("__package__")
-    if isinstance(package, str):
-        return package
-    name = namespace.get("__name__")
-    if not isinstance(name, str):
-        return ""
-    return name if "__path__" in namespace else name.rpartition(".")[0]
 
 
 def data(name: str, namespace: Mapping[str, object]) -> bool:

@@ -39,7 +39,7 @@ from typing import Any
 
 from .builtnames import built_parts, named_elsewhere
 from .imports import WHOLE_MODULE, import_user_module, namespace_module, own_module, user_module
-from .modfiles import UNTOLD, file_of, resolved_name, top_names, works_at_import
+from .modfiles import UNTOLD, file_of, top_names, works_at_import
 from .packagefiles import package_parts, script_parts
 from .reach import _MISSING, _SCRIPT_MODULES, code_objects
 from .values import hash_tokens
@@ -240,7 +240,7 @@ def named_modules(code: types.CodeType, package: str = "") -> tuple[tuple[types.
     packages = [c for c in consts if _dotted(c)] + ([package] if package else [])
     for const in consts:
         relative = const.startswith(".") and _dotted(const.lstrip(".") or "_")
-        for name in [resolved_name(const, p) for p in packages] if relative else [const]:
+        for name in [_resolved(const, p) for p in packages] if relative else [const]:
             if not _dotted(name) or not _may_be_module(name.partition(".")[0]):
                 continue
             if (digest := works_at_import(name)) is not None:
@@ -265,6 +265,13 @@ def _may_be_module(top: str) -> bool:
 
 def _dotted(name: str) -> bool:
     return all(p.isidentifier() for p in name.split("."))
+
+
+def _resolved(name: str, package: str) -> str:
+    try:
+        return importlib.util.resolve_name(name, package)
+    except (ImportError, ValueError):  # beyond the top-level package
+        return ""
 
 
 # What reads a docstring, which a function's fingerprint leaves out.

@@ -59,7 +59,7 @@ def works_at_import(name: str) -> str | None:
                 return UNTOLD
             _, _, seen[module], imported = _parsed(path)
             package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
-            todo += [resolved_name("." * level + n, package) if level else n for level, n in imported]
+            todo += [_resolved("." * level + n, package) if level else n for level, n in imported]
     return hash_tokens(f"{m}:{d}" for m, d in sorted(seen.items()))
 
 
@@ -179,8 +179,7 @@ def _parsed_names(path: str, mtime: int, size: int) -> tuple[frozenset[str], boo
     return frozenset(names), works, digest, tuple(dict.fromkeys(imported))
 
 
-def resolved_name(name: str, package: str) -> str:
-    """The absolute name of `name` (`.setup`) imported from `package`, or ""."""
+def _resolved(name: str, package: str) -> str:
     try:
         return importlib.util.resolve_name(name, package)
     except (ImportError, ValueError):  # beyond the top-level package
