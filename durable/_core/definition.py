@@ -5,6 +5,7 @@ run continues under (refused, re-run from the change, or rebased)."""
 
 from __future__ import annotations
 
+import json
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import field
@@ -187,18 +188,35 @@ def _only_filled(start: Definition, now: Definition, filled: set[str]) -> bool:
             was, is_ = start.stamps.get(key, {}).get(part), now.stamps.get(key, {}).get(part)
             if fits(part) or (was is not None and is_ is not None and _stamp_filled(was, is_, fits)):
                 continue
+            if part.startswith("helper:") and _said_filled(old.get(SAID + part), new.get(SAID + part), fits):
+                continue
             return False
     return True
+
+
+def _said_filled(was: str | None, now: str | None, fits: Callable[[str], bool]) -> bool:
+    """Whether a helper's parts, as said beside it (`helper_said`: a digest
+    of each), differ only in contents `fits` allows (`scale(n)` reading
+    RATES); not when they are not said, or say no difference."""
+    try:
+        before, after = json.loads(was or "null"), json.loads(now or "null")
+    except ValueError:
+        return False
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return False
+    differ = [k for k in before.keys() | after.keys() if before.get(k) != after.get(k)]
+    return bool(differ) and all(fits(k) for k in differ)
 
 
 def _stamp_filled(
     was: tuple[str, str, Mapping[str, str]], now: tuple[str, str, Mapping[str, str]], fits: Callable[[str], bool]
 ) -> bool:
     """Whether a step's stamp changed only by contents `fits` allows: the
-    same without them, each that differs one of those (`stepgraph.Stamp`)."""
+    same without them, each that differs one of those (`stepgraph.Stamp`);
+    not when nothing there tells the change."""
     held, is_held = was[2], now[2]
     differ = [k for k in held.keys() | is_held.keys() if held.get(k) != is_held.get(k)]
-    return was[1] == now[1] and all(fits(k.partition("\0")[2]) for k in differ)
+    return was[1] == now[1] and bool(differ) and all(fits(k.rpartition("\0")[2]) for k in differ)
 
 
 def as_left(fn: object, found: Definition, manifest: RunRecord | None) -> Definition:

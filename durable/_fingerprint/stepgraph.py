@@ -20,10 +20,11 @@ Pure standard library."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
-from .analysis import NOW
+from .analysis import NOW, SAID
 from .fingerprint import Fingerprint, _flatten, digest
 from .reach import reached_stamp_of
 from .values import hash_tokens
@@ -148,12 +149,38 @@ class _Graph:
         fp = self.owns[k]
         joined = {n: _one(v) for n, v in stamps.items()}
         parts = {**fp.parts, **{n: s[0] for n, s in joined.items()}}
-        bare = {p: v for p, v in fp.parts.items() if not p.startswith(_HELD)} | {n: s[1] for n, s in joined.items()}
-        own = {f"{fp.identity}\0{p}": v for p, v in fp.parts.items() if p.startswith(_HELD)}
+        bare, own = _apart(fp)
+        bare |= {n: s[1] for n, s in joined.items()}
         held = _joined([own, *(s[2] for s in joined.values())])
         made = Fingerprint(digest(fp.identity, *_flatten(parts)), fp.identity, parts, fp.unresolved, stamps=joined)
         self.made[k] = made
         return made.value, digest(fp.identity, *_flatten(bare)), held
+
+
+def _apart(fp: Fingerprint) -> tuple[dict[str, str], dict[str, str]]:
+    """A step's own parts without the contents of globals and constants it
+    reads, and those, by its identity: its helpers' too, as said beside
+    each (`helper_said`; a helper not said counts whole)."""
+    bare: dict[str, str] = {}
+    held: dict[str, str] = {}
+    for p, v in fp.parts.items():
+        said = _said(fp.parts.get(SAID + p)) if p.startswith("helper:") else None
+        if p.startswith(_HELD):
+            held[f"{fp.identity}\0{p}"] = v
+        elif said is None:
+            bare[p] = v
+        else:
+            bare[p] = hash_tokens(f"{k}={d}" for k, d in sorted(said.items()) if not k.startswith(_HELD))
+            held.update((f"{fp.identity}\0{p}\0{k}", d) for k, d in said.items() if k.startswith(_HELD))
+    return bare, held
+
+
+def _said(text: str | None) -> dict[str, str] | None:
+    try:
+        found = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) and found else None
 
 
 def _one(stamps: list[Stamp]) -> Stamp:
