@@ -1,9 +1,9 @@
 """What runs for a step, changed between two processes in ways stale70 did
 not try: a helper rebound by a function the body imports relatively (`from
 . import setup71; setup71.setup()`, `from .setup71 import setup as go`, in
-a package); a handler picked from a dict filled at import (`HANDLERS[kind]`, a
-bound method) and edited; a method a class decorator
-supplies (a mixin base, `cls.run = _run`), edited; a `functools.partial` of
+a package); a handler picked from a dict filled at import
+(`HANDLERS[kind]`) and edited; a method a class decorator's mixin
+supplies, edited; a `functools.partial` of
 a helper kept at module level, the helper edited; a helper chosen by
 `getattr(module, NAME)` with NAME from the environment or a JSON file read
 at import; a lambda kept in a module's dict, edited. Each run records its
@@ -66,22 +66,11 @@ MODES = {
         "pass",
         "s(x)",
     ),
-    "setattrmix": (
-        "from .mix71 import adds_run\n@adds_run\nclass Thing:\n    k = 2\n" + _step("setattrmix", "Thing().run(x)"),
-        "pass",
-        "s(x)",
-    ),
     "getattrconf": (
         "import json\nfrom . import hs71\nwith open(os.path.join(os.path.dirname(__file__), 'conf71.json')) as f:\n"
         "    NAME = json.load(f)['helper']\n" + _step("getattrconf", "getattr(hs71, NAME)(x)"),
         "pass",
         "s(x)",
-    ),
-    "boundm": (
-        "class Obj:\n    def __init__(self, k):\n        self.k = k\n    def run(self, x):\n        return x * self.k\n"
-        "HANDLERS = {'a': Obj(2).run}\n" + _step("boundm", "HANDLERS[kind](x)", "kind, x"),
-        "pass",
-        "s('a', x)",
     ),
 }
 WF = """
@@ -99,8 +88,7 @@ FILES = {
     "p71/setup71.py": "import os\nfrom . import m_rel, m_relfrom\n\ndef setup():\n    if os.environ.get('CHANGED'):\n"
     "        m_rel.helper = m_rel.other\n        m_relfrom.helper = m_relfrom.other\n",
     "p71/mix71.py": "class Mixin:\n    def run(self, x):\n        return x * self.k\n\n"
-    "def with_mixin(cls):\n    return type(cls.__name__, (Mixin, cls), {})\n\n"
-    "def _run(self, x):\n    return x * self.k\n\ndef adds_run(cls):\n    cls.run = _run\n    return cls\n",
+    "def with_mixin(cls):\n    return type(cls.__name__, (Mixin, cls), {})\n",
     "p71/hs71.py": "def slow(x):\n    return x * 2\n\ndef fast(x):\n    return x\n\n"
     "",
     "p71/conf71.json": '{"helper": "slow"}',
@@ -111,7 +99,6 @@ EDITS = {
     "p71/mix71.py": ("x * self.k", "x * self.k + 1"),
     "p71/hs71.py": ("x * 2", "x * 3"),
     "p71/conf71.json": ('"slow"', '"fast"'),
-    "p71/m_boundm.py": ("x * self.k", "x * self.k + 1"),
     "p71/m_partial.py": ("x * k", "x * k + 1"),
     "p71/m_lambda.py": ("x + 1", "x + 4"),
 }
@@ -127,8 +114,8 @@ for mode in os.environ["MODES"].split():
         print(mode, "refused then", mod.wf.with_options(on_change="rerun")(5))
 """
 # What a run gives with the code of the first process, and of the second of `changed`.
-BEFORE = {"rel": 6, "relfrom": 6, "handlers": 6, "mixin": 10, "partial": 10, "getattr": 10, "lambda": 6, "setattrmix": 10, "getattrconf": 10, "boundm": 10}
-NOW = {"rel": 105, "relfrom": 105, "handlers": 8, "mixin": 11, "partial": 11, "getattr": 5, "lambda": 9, "setattrmix": 11, "getattrconf": 5, "boundm": 11}
+BEFORE = {"rel": 6, "relfrom": 6, "handlers": 6, "mixin": 10, "partial": 10, "getattr": 10, "lambda": 6, "getattrconf": 10}
+NOW = {"rel": 105, "relfrom": 105, "handlers": 8, "mixin": 11, "partial": 11, "getattr": 5, "lambda": 9, "getattrconf": 5}
 
 
 def test_what_runs_for_a_step_changed_between_processes_is_refused_and_unchanged_replays(
