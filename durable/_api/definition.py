@@ -42,7 +42,7 @@ def definition_of(flow: Any) -> Definition:
     return Definition(
         found.fingerprint, dict(found.steps), dict(found.parts), dict(found.by_spec),
         functools.partial(why_listed, fn), found.binding, bound_digest(found.binding),
-        found.writers, dict(found.fns),
+        found.writers, dict(found.fns), dict(found.stamps),
     )  # fmt: skip
 
 
@@ -122,6 +122,7 @@ def _reach(flow: Any, found: Definition, seen: set[int]) -> None:
             found.by_spec[id(spec)] = fresh.value
             found.writers.append(spec.fn)
             found.fns[key] = spec.fn
+            found.stamps[key] = fresh.stamps
             if binds(spec.fn):  # `durable.step(model.predict)`: the model
                 found.binding.append(spec.fn)
         elif witnessed(_is_workflow, other) and id(other) not in seen:

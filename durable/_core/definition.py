@@ -5,6 +5,7 @@ run continues under (refused, re-run from the change, or rebased)."""
 
 from __future__ import annotations
 
+import json
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import field
@@ -52,6 +53,9 @@ class Definition(Compared):
     # The function of each step (and the body), for a refusal's words only
     # (`made_by_calls`: `START = time.time()` may differ in each process).
     fns: dict[str, Any] = field(default_factory=dict)
+    # Per step, what each step it reaches stamps in it without the contents of
+    # globals (`Fingerprint.stamps`): this process's, for `_only_filled` alone.
+    stamps: dict[str, Mapping[str, tuple[str, str, Mapping[str, str]]]] = field(default_factory=dict)
 
 
 def changed_steps(old: RunRecord, new: Definition) -> dict[str, str]:
@@ -164,21 +168,55 @@ def left_behind(fn: object, start: Definition, now_of: Callable[[], Definition])
 
 def _only_filled(start: Definition, now: Definition, filled: set[str]) -> bool:
     """Whether every step (and the body) that differs differs only in the
-    contents of globals of those names (`now:RATES`)."""
+    contents of globals of those names (`now:RATES`), its own or those of
+    the steps it reaches (`rated` calling `scaled`, which reads RATES)."""
     if now.by_spec.keys() != start.by_spec.keys() or now.steps.keys() != start.steps.keys():
         return False
+    # A constant too, of a module the body fills any global of (`globals().update(...)`).
+    kinds = ("now", "const") if ANY in filled else ("now",)
+
+    def fits(part: str) -> bool:
+        kind, _, name = part.partition(":")
+        base = name.split("[")[0].rpartition(".")[2]
+        return kind in kinds and (base in filled or ANY in filled)
+
     for key in (k for k in now.steps if now.steps[k] != start.steps[k]):
         old, new = start.parts.get(key, {}), now.parts.get(key, {})
         # Not the attributes' digests beside a `now:` part: they name, they do not count.
         differ = [p for p in old.keys() | new.keys() if old.get(p) != new.get(p) and not p.startswith(SAID)]
         for part in differ or [""]:  # none: a change the parts do not tell
-            kind, _, name = part.partition(":")
-            base = name.split("[")[0].rpartition(".")[2]
-            # A constant too, of a module the body fills any global of (`globals().update(...)`).
-            kinds = ("now", "const") if ANY in filled else ("now",)
-            if kind not in kinds or (base not in filled and ANY not in filled):
-                return False
+            was, is_ = start.stamps.get(key, {}).get(part), now.stamps.get(key, {}).get(part)
+            if fits(part) or (was is not None and is_ is not None and _stamp_filled(was, is_, fits)):
+                continue
+            if part.startswith("helper:") and _said_filled(old.get(SAID + part), new.get(SAID + part), fits):
+                continue
+            return False
     return True
+
+
+def _said_filled(was: str | None, now: str | None, fits: Callable[[str], bool]) -> bool:
+    """Whether a helper's parts, as said beside it (`helper_said`: a digest
+    of each), differ only in contents `fits` allows (`scale(n)` reading
+    RATES); not when they are not said, or say no difference."""
+    try:
+        before, after = json.loads(was or "null"), json.loads(now or "null")
+    except ValueError:
+        return False
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return False
+    differ = [k for k in before.keys() | after.keys() if before.get(k) != after.get(k)]
+    return bool(differ) and all(fits(k) for k in differ)
+
+
+def _stamp_filled(
+    was: tuple[str, str, Mapping[str, str]], now: tuple[str, str, Mapping[str, str]], fits: Callable[[str], bool]
+) -> bool:
+    """Whether a step's stamp changed only by contents `fits` allows: the
+    same without them, each that differs one of those (`stepgraph.Stamp`);
+    not when nothing there tells the change."""
+    held, is_held = was[2], now[2]
+    differ = [k for k in held.keys() | is_held.keys() if held.get(k) != is_held.get(k)]
+    return was[1] == now[1] and bool(differ) and all(fits(k.rpartition("\0")[2]) for k in differ)
 
 
 def as_left(fn: object, found: Definition, manifest: RunRecord | None) -> Definition:
@@ -197,5 +235,5 @@ def as_left(fn: object, found: Definition, manifest: RunRecord | None) -> Defini
         return found
     return Definition(
         start.fingerprint, start.steps, start.parts, start.by_spec, found.why_listed, found.binding, found.bound,
-        fns=found.fns,
+        fns=found.fns, stamps=start.stamps,
     )

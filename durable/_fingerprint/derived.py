@@ -174,7 +174,7 @@ def _analysed(fn: types.FunctionType) -> _Found:
     body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
     checked = code.co_filename  # `runs_this_source` just passed
 
-    imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}  # `import setup; setup.run()`
+    imported = {k: v for stmt in body for k, v in imported_in(stmt, fn.__globals__).items()}  # `import setup; setup.run()`
 
     def outside(nodes: list[ast.AST]) -> bool:
         return reads_outside(nodes, fn.__globals__, checked, None, imported)

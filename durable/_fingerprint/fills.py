@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from .callees import MOST, Deferred, Runs, referenced, resolve
 from .heads import ANY, EVERYWHERE, Heads
+from .imports import absolute
 from .runtime import run_time_calls
 from .samecode import nested_code
 from .source import find_definitions, runs_this_source, source_of
@@ -76,7 +77,7 @@ def filled_elsewhere(
     without calling it (`f = configure`, `map(configure, xs)`), and one the
     run is given (`setup(xs)`) or one only the run knows (`pick(kind)(xs)`:
     any global)."""
-    imported = {k: v for stmt in body for k, v in imported_in(stmt).items()}
+    imported = {k: v for stmt in body for k, v in imported_in(stmt, namespace).items()}
     heads = Heads(body, ChainMap[str, object](imported, dict(namespace)), namespace)
     named = heads.modules  # `m = cfg` then `m.configure(xs)`
     for unknown in run_time_calls(body, named):
@@ -112,7 +113,7 @@ def writes_at(
     modules the function `node` is part of imports (`imported_in`);
     `heads`: what its names hold (`Heads`), when read for a whole body."""
     if heads is None:
-        own = imported_in(node) if imported is None else imported
+        own = imported_in(node, namespace) if imported is None else imported
         heads = Heads([node], ChainMap[str, object](dict(own), dict(namespace)), namespace)
     found: list[tuple[str, Mapping[str, object], int]] = []
     for sub in ast.walk(node):
@@ -157,19 +158,22 @@ def method_bases(nodes: Iterable[ast.AST]) -> set[str]:
     }
 
 
-def imported_in(node: ast.AST) -> dict[str, object]:
+def imported_in(node: ast.AST, namespace: Mapping[str, object]) -> dict[str, object]:
     """The modules `import` statements inside `node` bind, as imported now,
-    and what `from m import f` binds of them."""
+    and what `from m import f` binds of them; a relative one (`from .
+    import setup`) resolved from the package of `namespace`, the module the
+    function `node` is part of."""
     bound: dict[str, object] = {}
     for sub in ast.walk(node):
         if isinstance(sub, ast.Import):
             for alias in sub.names:
                 name = alias.name if alias.asname else alias.name.partition(".")[0]
                 bound[alias.asname or name] = sys.modules.get(name)
-        elif isinstance(sub, ast.ImportFrom) and sub.module and not sub.level:
-            for alias in sub.names:
-                inner = sys.modules.get(f"{sub.module}.{alias.name}")
-                outer = getattr(sys.modules.get(sub.module), "__dict__", {})
+        elif isinstance(sub, ast.ImportFrom):
+            module = absolute(sub.module or "", sub.level, str(namespace.get("__package__") or ""))
+            for alias in sub.names if module else ():
+                inner = sys.modules.get(f"{module}.{alias.name}")
+                outer = getattr(sys.modules.get(module), "__dict__", {})
                 bound[alias.asname or alias.name] = inner if inner is not None else outer.get(alias.name)
     return {name: module for name, module in bound.items() if module is not None}
 

@@ -71,6 +71,10 @@ class Fingerprint(Frozen):
     #: Without `steps`: the steps and workflows it reaches, each with the
     #: part it counts under (`stepgraph` stamps them, once for all).
     reached: tuple[tuple[str, object], ...] = field(default=(), compare=False, repr=False)
+    #: With `steps`: per part stamping a step, that step's `stepgraph.Stamp`
+    #: (what its stamp would be without the contents of globals, and those):
+    #: whether a change of the stamp is one of contents alone (`_core.definition`).
+    stamps: Mapping[str, tuple[str, str, Mapping[str, str]]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def digest(*chunks: str) -> str:

@@ -20,9 +20,11 @@ Pure standard library."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import json
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
+from .analysis import NOW, SAID
 from .fingerprint import Fingerprint, _flatten, digest
 from .reach import reached_stamp_of
 from .values import hash_tokens
@@ -57,18 +59,37 @@ def graph_fingerprint(
     top = key(root)
     graph.nodes[top] = root
     graph.visit(top)
-    full: dict[Hashable, str] = {}
+    full: dict[Hashable, Stamp] = {}
     for part in graph.parts:  # each after every part it reaches (Tarjan's order)
         members = set(part)
         # A step reaching itself (through its module's `globals()`, or calling itself)
         # counts its own code already: a constant says so.
-        token = "itself"
+        token: Stamp = ("itself", "itself", {})
         if len(part) > 1:
-            inside = sorted(graph.whole(m, members, full, "in the part") for m in part)
-            token = "steps calling each other:" + hash_tokens(inside, 12)
+            inside = [graph.whole(m, members, full, ("in the part", "in the part", {})) for m in part]
+            token = (
+                "steps calling each other:" + hash_tokens(sorted(s[0] for s in inside), 12),
+                "steps calling each other:" + hash_tokens(sorted(s[1] for s in inside), 12),
+                _joined(s[2] for s in inside),
+            )
         for m in part:
             full[m] = graph.whole(m, members, full, token)
     return graph.made[top]
+
+
+#: A step's stamp in its caller: its whole fingerprint; the same made
+#: without the contents of globals and constants (`now:`, `const:` parts)
+#: of every step it stands for; and those parts, by the step's identity.
+Stamp = tuple[str, str, Mapping[str, str]]
+_HELD = (NOW, "const:")
+
+
+def _joined(helds: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for held in helds:
+        for k, v in held.items():  # two steps of one identity: a change of either shows
+            out[k] = v if out.get(k, v) == v else hash_tokens(sorted((out[k], v)))
+    return out
 
 
 class _Graph:
@@ -114,17 +135,57 @@ class _Graph:
                     break
             self.parts.append(part)
 
-    def whole(self, k: Hashable, members: set[Hashable], full: dict[Hashable, str], token: str | None) -> str:
+    def whole(self, k: Hashable, members: set[Hashable], full: dict[Hashable, Stamp], token: Stamp) -> Stamp:
         """k's fingerprint with its steps stamped: those of its own part by
-        `token`, the others by their whole fingerprints (already made)."""
-        stamps: dict[str, list[str]] = {}
+        `token`, the others by their whole fingerprints (already made); and
+        k's own `Stamp` (`Fingerprint.stamps` keeps each of its steps')."""
+        stamps: dict[str, list[Stamp]] = {}
         for name, to, leaf in self.edges[k]:
-            stamp = leaf if to is None else token if to in members else full[to]
+            stamp: Stamp | None = token if to in members else full[to] if to is not None else None
+            if to is None and leaf is not None:
+                stamp = (leaf, leaf, {})  # a workflow's, by its body: nothing held apart
             if stamp is not None:
                 stamps.setdefault(name, []).append(stamp)
         fp = self.owns[k]
-        parts = {**fp.parts, **{n: v[0] if len(v) == 1 else hash_tokens(sorted(v)) for n, v in stamps.items()}}
-        made = Fingerprint(digest(fp.identity, *_flatten(parts)), fp.identity, parts, fp.unresolved)
+        joined = {n: _one(v) for n, v in stamps.items()}
+        parts = {**fp.parts, **{n: s[0] for n, s in joined.items()}}
+        bare, own = _apart(fp)
+        bare |= {n: s[1] for n, s in joined.items()}
+        held = _joined([own, *(s[2] for s in joined.values())])
+        made = Fingerprint(digest(fp.identity, *_flatten(parts)), fp.identity, parts, fp.unresolved, stamps=joined)
         self.made[k] = made
-        return made.value
+        return made.value, digest(fp.identity, *_flatten(bare)), held
 
+
+def _apart(fp: Fingerprint) -> tuple[dict[str, str], dict[str, str]]:
+    """A step's own parts without the contents of globals and constants it
+    reads, and those, by its identity: its helpers' too, as said beside
+    each (`helper_said`; a helper not said counts whole)."""
+    bare: dict[str, str] = {}
+    held: dict[str, str] = {}
+    for p, v in fp.parts.items():
+        said = _said(fp.parts.get(SAID + p)) if p.startswith("helper:") else None
+        if p.startswith(_HELD):
+            held[f"{fp.identity}\0{p}"] = v
+        elif said is None:
+            bare[p] = v
+        else:
+            bare[p] = hash_tokens(f"{k}={d}" for k, d in sorted(said.items()) if not k.startswith(_HELD))
+            held.update((f"{fp.identity}\0{p}\0{k}", d) for k, d in said.items() if k.startswith(_HELD))
+    return bare, held
+
+
+def _said(text: str | None) -> dict[str, str] | None:
+    try:
+        found = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) and found else None
+
+
+def _one(stamps: list[Stamp]) -> Stamp:
+    """Two steps under one part name: both count."""
+    if len(stamps) == 1:
+        return stamps[0]
+    values, bares = sorted(s[0] for s in stamps), sorted(s[1] for s in stamps)
+    return hash_tokens(values), hash_tokens(bares), _joined(s[2] for s in stamps)

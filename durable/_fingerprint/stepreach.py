@@ -18,6 +18,7 @@ from typing import Any
 from .canon import is_our_decorator
 from .changers import MUTATORS
 from .heldobjects import held_methods
+from .imports import absolute
 from .kept import only_written
 from .nodes import walk
 from .othermodules import is_modules as _is_modules
@@ -134,16 +135,19 @@ def local_names(defs: list[ast.AST]) -> frozenset[str]:
     return frozenset(found)
 
 
-def hidden_writes(defs: list[ast.AST], tree: ast.AST, selves: frozenset[str] = frozenset(), module: str = "") -> frozenset[str]:
+def hidden_writes(
+    defs: list[ast.AST], tree: ast.AST, selves: frozenset[str] = frozenset(), module: str = "", package: str = ""
+) -> frozenset[str]:
     """The module-level names `defs` may write through a call rather than by
     name: `setattr(Cfg, ...)`, `vars(settings)[k] = v`, `globals()["MODE"] =
     v` (`ANY` for a key the text does not spell), `registry()[k] = v` (what
     `registry` reads); or through the module itself, taken out of
     `sys.modules` or imported by its name `module` (`sys.modules[__name__]
     .LOG.append(x)`, `me.LOG.append(x)` of `import flow as me`, at module
-    level, whose names are `selves`, or in the function)."""
+    level, whose names are `selves`, or in the function; `from . import flow
+    as me` resolved from `package`)."""
     found: set[str] = set()
-    selves |= _imported_as(defs, module)
+    selves |= _imported_as(defs, module, package)
     for node in (n for d in defs for n in walk(d)):
         if (
             isinstance(node, ast.Call)
@@ -181,14 +185,15 @@ def hidden_writes(defs: list[ast.AST], tree: ast.AST, selves: frozenset[str] = f
     return frozenset(found)
 
 
-def _imported_as(defs: list[ast.AST], module: str) -> frozenset[str]:
-    """The names `defs` import the module `module` as (`import flow as me`)."""
+def _imported_as(defs: list[ast.AST], module: str, package: str) -> frozenset[str]:
+    """The names `defs` import the module `module` as (`import flow as me`,
+    `from . import flow as me` in `package`)."""
     found: set[str] = set()
     for node in (n for d in defs for n in walk(d)) if module else ():
         if isinstance(node, ast.Import):
             found.update(a.asname or a.name.partition(".")[0] for a in node.names if a.name == module)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.update(a.asname or a.name for a in node.names if f"{node.module}.{a.name}" == module)
+        elif isinstance(node, ast.ImportFrom) and (base := absolute(node.module or "", node.level, package)):
+            found.update(a.asname or a.name for a in node.names if f"{base}.{a.name}" == module)
     return frozenset(found)
 
 

@@ -99,7 +99,8 @@ def _written_read(fn: Any, code: types.CodeType) -> tuple[tuple[str, ...], ...]:
     called = methods([*own, *plain], tree)
     via = [*plain, *(m for _, m in [*called, *held_methods([*own, *plain], globs or {})])]
     through = {c for c, m in called if changes_own_class(m, *first_of(m), logs=False)}
-    selves = (_selves(globs or {}), str((globs or {}).get("__name__", "")))  # `import flow as me; me.LOG.append(x)`
+    ns = globs or {}
+    selves = (_selves(ns), str(ns.get("__name__", "")), str(ns.get("__package__") or ""))  # `import flow as me; me.LOG.append(x)`
     mine_written = written_in(own, False, globs) | hidden_writes(own, tree, *selves) | through_class(fn, own, globs, logs=False)
     nonlocals = {n for d in own for g in walk(d) if isinstance(g, ast.Nonlocal) for n in g.names}  # `nonlocal n; n = n + 1`
     further = through | ((written_in(via, False, globs) | hidden_writes(via, tree, *selves)) - local_names(via))
