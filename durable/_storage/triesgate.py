@@ -41,7 +41,8 @@ if KIND == "flock":
 # past it, those left run beside the run (they are said).
 WAIT = 5.0
 _FLAGS = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_OPEN: dict[str, tuple[int, int]] = {}  # gate -> (pid, descriptor): a worker opens it once
+# gate -> (pid, descriptor, inode): a worker opens a run's gate once, a few runs' at most.
+_OPEN: dict[str, tuple[int, int, int]] = {}
 
 
 def gate_of(lease: Any) -> str | None:
@@ -119,7 +120,16 @@ def _worker_fd(gate: str) -> int | None:
     pid = os.getpid()
     held = _OPEN.get(gate)
     if held is not None and held[0] == pid:  # not a descriptor a forked parent opened
-        return held[1]
+        try:  # still the gate: a takeover removes it once done with it (`wait_for_tries`)
+            if os.stat(gate).st_ino == held[2]:
+                return held[1]
+        except OSError:
+            pass
+    if held is not None or len(_OPEN) >= 8:  # a gate removed, a parent's, or a pool kept over many runs
+        for _, fd, _ in _OPEN.values():
+            with contextlib.suppress(OSError):  # a parent's copy too: its lock stays its own
+                os.close(fd)
+        _OPEN.clear()
     folder = os.path.dirname(gate)
     try:
         with contextlib.suppress(FileExistsError):
@@ -130,7 +140,7 @@ def _worker_fd(gate: str) -> int | None:
         fd = os.open(gate, _FLAGS | os.O_CREAT, 0o600)
     except OSError:
         return None
-    _OPEN[gate] = (pid, fd)
+    _OPEN[gate] = (pid, fd, os.fstat(fd).st_ino)
     return fd
 
 
