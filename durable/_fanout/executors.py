@@ -24,6 +24,7 @@ from .._core.spec import own_step_spec, step_spec
 from .._core.stillheld import still_held
 from .._core.tracing import item_span
 from .._storage import codec
+from .._storage.triesgate import gate_of, trying
 from .._valuetext import error_message
 from ..errors import ConfigurationError, SerializationError
 from .gate import Gate
@@ -113,26 +114,29 @@ def run_pickled(
     owner: int = 0,
     code: str | None = None,
     until: Until = None,
+    gate: str | None = None,
 ) -> bytes:
     """The task a process or Dask worker runs. Never raises for the item's own errors: they
     come back pickled with their traceback text. `owner`: the workflow process of a process
     pool (`orphan`); `code`: fn's fingerprint there (`workercode`); `until`: when the run's
-    lease it was handed out under may be over (`handout`): from then on it comes back unstarted."""
+    lease it was handed out under may be over (`handout`): from then on it comes back unstarted;
+    `gate`: the run's on this host, locked from the look at `owner` to the try's end (`triesgate`)."""
     leave_if_orphaned(owner)
     try:
         fn = worker_fn(token, fn_blob, code)
         item = worker_item(item_travel)
     except Exception as exc:
         return _pack_error(exc)
-    leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
-    late = lapsed(until, here=bool(owner))
-    if late is not None:
-        return codec.dumps_callable((None, late, ""))
-    try:
-        # Another process: the run's store is not known here, so no cache.
-        value, made = unkept.made_elsewhere(lambda: call_item(fn, item, trace, local=False))
-    except Exception as exc:
-        return _pack_error(exc)
+    with trying(gate):
+        leave_if_orphaned(owner)  # again as the body starts: the loads take milliseconds
+        late = lapsed(until, here=bool(owner))
+        if late is not None:
+            return codec.dumps_callable((None, late, ""))
+        try:
+            # Another process: the run's store is not known here, so no cache.
+            value, made = unkept.made_elsewhere(lambda: call_item(fn, item, trace, local=False))
+        except Exception as exc:
+            return _pack_error(exc)
     try:
         return codec.dumps_callable((True, value, made))
     except Exception as exc:
@@ -181,6 +185,7 @@ class FuturesPool:
         # A process pool's workers run on this machine and outlive a kill of
         # this process (`orphan`); another executor's may run elsewhere.
         self.owner = os.getpid() if isinstance(executor, cf.ProcessPoolExecutor) else 0
+        self.tries_gate = gate_of(self.run.lease) if self.owner and self.run is not None else None
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
         self.gate = Gate()
 
@@ -202,7 +207,7 @@ class FuturesPool:
         return [
             self.executor.submit(
                 run_pickled, self.token, self.blob, item_blob(item), self.trace, self.owner,
-                self.code, until,
+                self.code, until, self.tries_gate,
             )
             for item in items
         ]

@@ -32,7 +32,7 @@ from .inherited import not_inherited as not_inherited
 from .oslock import lock_exclusive, unlock
 from .ownerdoc import owner_doc as owner_doc
 from .ownerdoc import owner_json
-from .pidspace import holder_running, host_name, proc_stat, same_pid_space
+from .pidspace import dead_here, holder_running, host_name, proc_stat, same_pid_space
 
 # How long a lease lasts unless renewed: every run, fork and cancel takes
 # one (object stores renew it as the run goes on; an OS lock needs none).
@@ -138,6 +138,7 @@ class FileLease:
         # What `os.stat` makes of path on each check, made once: the same file named.
         self._stat_path = os.fsencode(path)
         self.lost = False
+        self.dead_here = 0  # the holder it was taken from, gone from this host (`triesgate`)
         self.token = os.urandom(16).hex()  # 128 random bits, as `uuid4().hex` spells 122, at a fifth of its cost
         self.fd: int | None = None
         self._file: io.FileIO | None = None
@@ -158,6 +159,7 @@ class FileLease:
                 ident = _ident(st)
                 if _is_at(ident, path):
                     if st.st_size:  # the document of a holder that died: the new one may be shorter
+                        self.dead_here = dead_here(_read_json(os.pread(fd, 4096, 0)))
                         os.ftruncate(fd, 0)
                     os.pwrite(fd, owner_json(ttl, self.token), 0)
                     self.fd, self._file, self.ident = fd, file, ident

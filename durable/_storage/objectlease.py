@@ -18,7 +18,7 @@ from .lease import _ATTEMPTS, _gen_of, _gone_here, _read_json, locked_error, own
 from .lease import object_lease_held as object_lease_held  # `Store.is_held` imports it here
 from .leasewatch import _WATCHED as _WATCHED  # (tests look at it here)
 from .leasewatch import HELD, ahead, elapsed, takeable, watch_of
-from .pidspace import same_pid_space
+from .pidspace import dead_here, same_pid_space
 
 
 class _Objects(Protocol):
@@ -51,6 +51,7 @@ class ObjectLease:
         # (expired, gone): its late writes may still land (`SegmentWriter.read`);
         # `from_live`: one alive on this host then (stopped): no death (`killed`).
         self.took_over = self.from_live = False
+        self.dead_here = 0  # the holder it was taken from, gone from this host (`triesgate`)
         # Until then the lease is surely ours (a third of its life kept in
         # hand for clock drift); after it, `check` renews before trusting it.
         # Kept on two clocks (see `_fresh`): wall time and elapsed time.
@@ -86,6 +87,7 @@ class ObjectLease:
             if self._claim(gen + 1, older):
                 self.took_over = bool(gen) and not doc.get("released")
                 self.from_live = self.took_over and same_pid_space(doc) and not _gone_here(doc)
+                self.dead_here = dead_here(doc) if self.took_over else 0
                 return
         raise locked_error(self.run, doc, watch_of(doc, self.ttl), ahead(doc, self.ttl))
 

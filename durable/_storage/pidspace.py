@@ -137,3 +137,9 @@ def holder_running(doc: dict[str, Any]) -> bool:
         return False  # dead, not yet reaped by its parent (a supervisor, a shell)
     started = doc.get("born")  # in ticks since the boot of its space
     return not isinstance(started, str) or len(fields) <= 19 or fields[19].decode() == started
+
+
+def dead_here(doc: dict[str, Any]) -> int:
+    """The pid of the holder an owner document names when it is gone from
+    this host (its pools' workers may still be in a try here), else 0."""
+    return int(doc.get("pid", 0) or 0) if doc and same_pid_space(doc) and not holder_running(doc) else 0

@@ -13,7 +13,9 @@ keeps of each item (its result, or its failed tries) and checks, per item:
   failures of the call that has not given up), numbered on from them;
 - no body is entered after the item's result was kept (by the item, or by
   the block's record), nor by a worker of the killed process once the
-  resume began;
+  resume's first try began (a try its worker had looked at the workflow
+  process for before the kill may start after it: in flight, the resume
+  waits for it, `_storage.triesgate`);
 - the value holds every item's value once, in order."""
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def _call(place: Place, run: tuple[str, bool, str], owner: str) -> object:
 
 def resume_until_done(outcome: Outcome, trial: str, place: Place, run: tuple[str, bool, str], child: str) -> None:
     before = kept(place, run[2])
-    check_killed(outcome, trial, child, before, tries(place.log).get(child, {}))
+    first = before
     with place.log.open("a") as log:
         log.write("- - - - -\n")  # a line of the killed process's pool below it is late
     for r in range(12):
@@ -113,6 +115,8 @@ def resume_until_done(outcome: Outcome, trial: str, place: Place, run: tuple[str
             outcome.violation(trial, f"the resume raised {type(e).__name__}: {e}")
             return
         check_round(outcome, trial, owner, before, tries(place.log))
+        # Its tries in flight, some begun after the kill, all in the log by now.
+        check_killed(outcome, trial, child, first, tries(place.log).get(child, {}))
         late = sum(len(t) for t in tries(place.log, since_resume=True).get(child, {}).values())
         if late:
             outcome.violation(trial, f"the killed process's pool made {late} tries once the resume began")
@@ -143,11 +147,13 @@ def kept(place: Place, run_id: str) -> Kept:
 
 
 def tries(log: Path, since_resume: bool = False) -> dict[str, dict[int, list[Try]]]:
-    """Each owner's tries of each item, in log order (since the line the
-    resume begins with)."""
+    """Each owner's tries of each item, in log order (since the resume's first try)."""
     out: dict[str, dict[int, list[Try]]] = defaultdict(lambda: defaultdict(list))
     lines = log.read_text().splitlines()
-    for line in lines[lines.index("- - - - -") :] if since_resume else lines:
+    if since_resume:
+        lines = lines[lines.index("- - - - -") :]
+        lines = lines[next((n for n, line in enumerate(lines) if line.startswith("resume")), len(lines)) :]
+    for line in lines:
         owner, _, i, attempt, ok = line.split()
         if owner == "-":
             continue
