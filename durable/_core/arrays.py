@@ -52,6 +52,113 @@ def arrays(v: Any) -> tuple[str, Any] | None:
     return None
 
 
+def overlapping(v: Any, met: dict[int, list[tuple[int, Any]]], order: int) -> bytes:
+    """What a numpy array shares with one met before it in the same value
+    (`met`: the arrays met, by the object holding their memory): a view and
+    its base (`[a, a[:2]]`) are one memory, and a step writing through one
+    sees the other change, as with one list held twice; two copies are
+    not. The earlier one's place, where this one starts in it and its
+    strides; nothing when it shares no byte (`np.split`'s views of one
+    array stay digested as copies are). `order`: this array's place."""
+    np = sys.modules.get("numpy")
+    if np is None or not isinstance(v, np.ndarray):
+        return b""
+    group = met.setdefault(id(_holder(np, v)), [])
+    found = b""
+    for place, earlier in group:
+        if _shares(np, v, earlier, unsure=True):
+            start = v.__array_interface__["data"][0] - earlier.__array_interface__["data"][0]
+            found = b"~%d,%d,%s;" % (place, start, repr(v.strides).encode())
+            break
+    group.append((order, v))
+    return found
+
+
+def view_of(v: Any, held: list[Any]) -> tuple[Any, list[Any]] | None:
+    """The first of `held` (a call's arguments' arrays) that the numpy array
+    `v` shares memory with, and how `v` lies in it (`viewed`); None when
+    `v` is no array or shares none (a copy)."""
+    np = sys.modules.get("numpy")
+    if np is None or type(v) is not np.ndarray or v.dtype.hasobject:
+        return None
+    for base in held:
+        if type(base) is np.ndarray and _shares(np, v, base, unsure=False):
+            start = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+            return base, [start, list(v.shape), list(v.strides), v.dtype.str]
+    return None
+
+
+def viewed(base: Any, how: Any) -> Any:
+    """The array lying as `how` (`view_of`) says in the numpy array `base`,
+    a view: writes through it are seen in `base`. None when `how` is not
+    ours or does not lie within `base`'s memory."""
+    np = sys.modules.get("numpy")
+    if np is None or type(base) is not np.ndarray or not (type(how) in (list, tuple) and len(how) == 4):
+        return None
+    start, shape, strides, dtype = how
+    ints = [start, *shape, *strides] if type(shape) in (list, tuple) and type(strides) in (list, tuple) else [None]
+    if type(dtype) is not str or any(type(n) is not int for n in ints) or len(shape) != len(strides):
+        return None
+    try:
+        kind = np.dtype(dtype)
+    except Exception:
+        return None
+    if kind.hasobject or any(n < 0 for n in shape):
+        return None
+    low, high = np.lib.array_utils.byte_bounds(base)
+    at = base.__array_interface__["data"][0] + start
+    if 0 not in shape:
+        first = at + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides, strict=True))
+        last = at + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides, strict=True)) + kind.itemsize
+        if first < low or last > high:
+            return None
+    lying = {"version": 3, "shape": tuple(shape), "strides": tuple(strides), "typestr": dtype, "data": (at, not base.flags.writeable)}
+    return np.asarray(_Lying(lying, base))
+
+
+def values_of(v: Any) -> Any:
+    """A numpy array's values as a C-contiguous array (its layout aside:
+    what a record of a strided view holds); anything else as it is."""
+    np = sys.modules.get("numpy")
+    return np.ascontiguousarray(v) if np is not None and type(v) is np.ndarray else v
+
+
+class _Lying:
+    """What numpy makes a view from (as `as_strided` does): it holds `base`, so its memory stays."""
+
+    def __init__(self, interface: dict[str, Any], base: Any) -> None:
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def _holder(np: Any, v: Any) -> Any:
+    """What holds the memory of the numpy array `v`: down its bases, the
+    buffer under a memoryview (`np.frombuffer`), the array under a `viewed` one."""
+    while True:
+        below: Any
+        if isinstance(v, memoryview):
+            below = v.obj
+        else:
+            below = v.base if isinstance(v, (np.ndarray, _Lying)) else None
+        if below is None:
+            return v
+        v = below
+
+
+def _shares(np: Any, a: Any, b: Any, *, unsure: bool) -> bool:
+    try:
+        return bool(np.shares_memory(a, b))
+    except Exception:  # too hard to tell: `unsure`, the answer that fails closed
+        return unsure
+
+
+def in_pandas(v: Any) -> bool:
+    """Whether v is a pandas object: the arrays of its stand-in are views
+    of its blocks, which copy-on-write keeps apart from any other's."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and any(_instance(v, pd, name) for name in ("DataFrame", "Series", "Index"))
+
+
 def _levels(v: Any, pd: Any) -> tuple[Any, ...]:
     """A MultiIndex's `levels` when they are not those its rows alone give:
     a slice keeps the values it no longer uses, and levels built by hand
