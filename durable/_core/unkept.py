@@ -39,7 +39,7 @@ T = TypeVar("T")
 # Sent by a process or Dask worker with an item's output: a persist=False
 # step returned something there (the output comes back as a new object).
 UNKEPT = "unkept"
-_MAX_PARTS = 5000
+_MAX_OPENED = 5000
 # Shared by every piece of code: a part of an output that is one of them is not opened.
 _EVERYONES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, enum.Enum)
 _SHARED = frozenset({type(None), bool, type(Ellipsis), type(NotImplemented)})
@@ -71,34 +71,35 @@ def _shared(value: Any) -> bool:
 
 def note(ctx: RunState | None, value: Any) -> None:
     """Hold value and its parts as a persist=False step's output: what its
-    containers hold (list, tuple, set items, dict values) and what an
-    object's attributes hold (its `__dict__`, its `__slots__`: a token in a
-    dataclass's field or a client's attribute), breadth first, the first
-    `_MAX_PARTS` of them (a client holding a library's whole state)."""
+    containers hold (list, tuple, set items, dict values), at any depth, and
+    what an object's attributes hold (its `__dict__`, its `__slots__`: a
+    token in a dataclass's field or a client's attribute), breadth first,
+    through the first `_MAX_OPENED` objects (a client may hold a library's
+    whole state)."""
     if ctx is None:
         here.returned += 1
         return
     marks = _root(ctx).unkept
-    todo, count = collections.deque([value]), 0
-    while todo and count < _MAX_PARTS:
+    todo, opened = collections.deque([value]), 0
+    while todo:
         v = todo.popleft()
         if _shared(v) or id(v) in marks:
             continue
-        count += 1
         try:  # not kept alive by this: a big transient object goes when it is dropped
             marks[id(v)] = weakref.ref(v, functools.partial(_gone, marks, id(v)))
         except TypeError:  # str, int, list, dict...: held, so that its id is not another's
             marks[id(v)] = v
-        todo += _parts(v)
+        if isinstance(v, (list, tuple, set, frozenset)):
+            todo += v
+        elif isinstance(v, dict):
+            todo += v.values()
+        elif opened < _MAX_OPENED and not isinstance(v, _EVERYONES) and type(v).__module__ != "builtins":
+            opened += 1
+            todo += _attributes(v)
 
 
-def _parts(v: Any) -> list[Any]:
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return list(v)
-    if isinstance(v, dict):
-        return list(v.values())
-    if isinstance(v, _EVERYONES) or type(v).__module__ == "builtins":
-        return []  # what every piece of code shares: not opened
+def _attributes(v: Any) -> list[Any]:
+    """What an object's `__dict__` and `__slots__` hold (not its properties: nothing runs)."""
     found = []
     try:
         own = object.__getattribute__(v, "__dict__")
