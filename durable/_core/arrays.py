@@ -105,7 +105,10 @@ def viewed(base: Any, how: Any) -> Any:
         return None
     if kind.hasobject or any(n < 0 for n in shape):
         return None
-    low, high = np.lib.array_utils.byte_bounds(base)
+    bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(np, "byte_bounds", None)
+    if bounds is None:  # a numpy that cannot say: no view (the call counts as changed)
+        return None
+    low, high = bounds(base)
     at = base.__array_interface__["data"][0] + start
     if 0 not in shape:
         first = at + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides, strict=True))
@@ -113,7 +116,10 @@ def viewed(base: Any, how: Any) -> Any:
         if first < low or last > high:
             return None
     lying = {"version": 3, "shape": tuple(shape), "strides": tuple(strides), "typestr": dtype, "data": (at, not base.flags.writeable)}
-    return np.asarray(_Lying(lying, base))
+    try:
+        return np.asarray(_Lying(lying, base))
+    except Exception:  # a numpy that does not take it: no view (the call counts as changed)
+        return None
 
 
 def values_of(v: Any) -> Any:
