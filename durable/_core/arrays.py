@@ -151,9 +151,14 @@ def _holder(np: Any, v: Any) -> Any:
         v = below
 
 
+# What numpy may spend telling whether two strided arrays overlap (exact by
+# default, which some strides make exponential).
+_MAX_WORK = 10_000
+
+
 def _shares(np: Any, a: Any, b: Any, *, unsure: bool) -> bool:
     try:
-        return bool(np.shares_memory(a, b))
+        return bool(np.shares_memory(a, b, max_work=_MAX_WORK))
     except Exception:  # too hard to tell: `unsure`, the answer that fails closed
         return unsure
 
