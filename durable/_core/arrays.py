@@ -74,15 +74,25 @@ def overlapping(v: Any, met: dict[int, list[tuple[int, Any]]], order: int) -> by
     return found
 
 
-def view_of(v: Any, held: list[Any]) -> tuple[Any, list[Any]] | None:
-    """The first of `held` (a call's arguments' arrays) that the numpy array
-    `v` shares memory with, and how `v` lies in it (`viewed`); None when
-    `v` is no array or shares none (a copy)."""
+def holders(arrays: list[Any]) -> dict[int, list[Any]]:
+    """The numpy arrays of `arrays` by what holds their memory (`view_of`'s `held`)."""
+    np = sys.modules.get("numpy")
+    found: dict[int, list[Any]] = {}
+    for a in arrays:
+        if np is not None and type(a) is np.ndarray:
+            found.setdefault(id(_holder(np, a)), []).append(a)
+    return found
+
+
+def view_of(v: Any, held: dict[int, list[Any]]) -> tuple[Any, list[Any]] | None:
+    """The first of `held` (a call's arguments' arrays, by `holders`) that
+    the numpy array `v` shares memory with, and how `v` lies in it
+    (`viewed`); None when `v` is no array or shares none (a copy)."""
     np = sys.modules.get("numpy")
     if np is None or type(v) is not np.ndarray or v.dtype.hasobject:
         return None
-    for base in held:
-        if type(base) is np.ndarray and _shares(np, v, base, unsure=False):
+    for base in held.get(id(_holder(np, v)), ()):
+        if _shares(np, v, base, unsure=False):
             start = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
             return base, [start, list(v.shape), list(v.strides), v.dtype.str]
     return None

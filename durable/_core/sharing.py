@@ -25,7 +25,7 @@ import sys
 from typing import Any
 
 from .._storage.codec import only_scalars
-from .arrays import values_of, view_of, viewed
+from .arrays import holders, values_of, view_of, viewed
 from .identity import is_token, value_digest
 
 # What a body can change in place: the identity of one of these is what it sees.
@@ -47,7 +47,7 @@ def shared(
     took `value` (`codec.pack_plain`), so a long list of numbers is told in C."""
     ids = {id(o) for o in held if type(o) in _PARTS}
     array = _array_type()
-    bases = [o for o in held if type(o) is array] if array is not None else []
+    bases = holders([o for o in held if type(o) is array]) if array is not None else {}
     if not ids and not bases:
         return None
     leaves: list[tuple[tuple[Any, ...], Any]] | None = [] if bases else None
@@ -128,7 +128,7 @@ def _paths(
     not looking inside one met (it is handed back whole); `stop`: once each
     id was met. A long list of scalars (a large output) is told in C.
     `leaves` gets (path, array) of each numpy array met that is not one of `ids`."""
-    array = _array_type() if leaves is not None else None
+    array = _array_type()
     found: list[tuple[int, tuple[Any, ...]]] = []
     left, seen = set(ids), set()
     stack = roots[::-1]
