@@ -11,6 +11,10 @@ handed from step to step. Found here:
   is a view of the array it was given came back from its record as a
   copy, which the body then changed apart from the array (and which,
   with the above, made a later step given both refused on resume);
+- an error a step returned wrapping the one it was given (`raise
+  ToolError(...) from err`, `ToolError(msg, [err])`) came back from its
+  record holding a copy of it: a later step given both was refused on
+  every resume;
 - what a `persist=False` step returned was held only through lists,
   tuples, sets and dict values, eight levels deep: a token in a
   dataclass's field, an object's attribute or its `__slots__`, or deeper,
@@ -139,6 +143,61 @@ def test_dbos_a_view_of_a_steps_input_replays_as_a_view(tmp_path: Path) -> None:
     assert flow() == 5
     assert counts == {"head": 1, "parts": 1, "check": 1, "send": 2}
     assert seen == [(True, 100), (True, 100)]
+
+
+class ToolError(Exception):
+    pass
+
+
+def test_dbos_an_error_wrapping_the_one_a_step_was_given_replays(tmp_path: Path) -> None:
+    """DBOS's errors recorded and handed on (PraisonAI's agents report a
+    tool's failure): `wrap` raises a `ToolError` from the error it is given
+    and returns it, `hold` returns one holding it in its args; `report` is
+    given the error with them. Replayed, their chain and args hold the
+    given error again (`sharing`), so `report` is the same call and replays."""
+    counts = Counter[str]()
+
+    @durable.step
+    def search(q: str) -> BaseException:
+        try:
+            raise TimeoutError(q)
+        except TimeoutError as e:
+            return e
+
+    @durable.step
+    def wrap(err: BaseException) -> BaseException:
+        counts["wrap"] += 1
+        try:
+            raise ToolError("search failed") from err
+        except ToolError as e:
+            return e
+
+    @durable.step
+    def hold(err: BaseException) -> BaseException:
+        counts["hold"] += 1
+        return ToolError("search failed", [err])
+
+    @durable.step
+    def report(err: BaseException, wrapped: BaseException, held: BaseException) -> str:
+        counts["report"] += 1
+        return f"{wrapped.__cause__ is err} {held.args[1][0] is err}"
+
+    @durable.step
+    def send(text: str) -> str:
+        counts["send"] += 1
+        if counts["send"] == 1:
+            raise RuntimeError("mail server down")
+        return text
+
+    @durable.workflow(store=durable.open_store(str(tmp_path)), run_id="r")
+    def flow() -> str:
+        err = search("q")
+        return send(report(err, wrap(err), hold(err)))
+
+    with pytest.raises(RuntimeError, match="mail server down"):
+        flow()
+    assert flow() == "True True"  # was refused: report's arguments changed
+    assert counts == {"wrap": 1, "hold": 1, "report": 1, "send": 2}
 
 
 # -- what a persist=False step returned -----------------------------------------------

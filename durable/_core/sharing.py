@@ -13,8 +13,10 @@ call's part at that path in their place (`rejoined`), only when the two
 are equal by the identity digest: a step that changed its argument and
 returned it recorded the changed value, which the argument as it is now
 (not changed by a replay) must never stand for. A path goes through
-lists, tuples (rebuilt on the way back) and dicts under str or int keys;
-what lies inside another object or a set is not followed (it stays a copy).
+lists, tuples (rebuilt on the way back), dicts under str or int keys and
+an exception's chain and args (`raise ToolError(...) from err` of an
+`err` given to the step); what lies inside another object or a set is
+not followed (it stays a copy).
 A numpy array of the output that is a view of an argument's array
 (`a[:2]`, memory they share) is noted with where it lies in it, and made
 again as a view of the call's array on replay (`arrays.view_of`)."""
@@ -34,6 +36,8 @@ _WALKED = _PARTS | {tuple}  # what a part may be, or lie inside of
 _KEYS = frozenset({str, int})
 _SEQUENCES = frozenset({list, tuple})
 _MISSING: Any = object()
+# What an exception holds that a path follows (its attributes of that name).
+_CHAIN = ("__cause__", "__context__", "args")
 
 Path = list[Any]  # keys: int (a list's or tuple's index, an argument's position) or str
 
@@ -45,7 +49,7 @@ def shared(
     is one of `held` (the mutable objects the digest walk of the call's
     arguments met); None when there is none (most outputs). `plain`: msgpack
     took `value` (`codec.pack_plain`), so a long list of numbers is told in C."""
-    ids = {id(o) for o in held if type(o) in _PARTS}
+    ids = {id(o) for o in held if _is_part(o)}
     array = _array_type()
     bases = holders([o for o in held if type(o) is array]) if array is not None else {}
     if not ids and not bases:
@@ -84,7 +88,7 @@ def rejoined(value: Any, notes: Any, call: tuple[tuple[Any, ...], dict[str, Any]
             part = viewed(part, note[2])
             if part is None:
                 continue
-        elif type(part) not in _PARTS:
+        elif not _is_part(part):
             continue
         mine = _at(value, out)
         if len(note) == 3:  # by values: a record keeps a strided view as a compact copy
@@ -93,7 +97,10 @@ def rejoined(value: Any, notes: Any, call: tuple[tuple[Any, ...], dict[str, Any]
             theirs = value_digest(part)
         if mine is _MISSING or is_token(theirs) or value_digest(mine) != theirs:
             continue  # changed by the step (or gone): the recorded value stands
-        value = _put(value, out, part)
+        try:
+            value = _put(value, out, part)
+        except (AttributeError, TypeError):  # an exception whose `args` cannot be set: left decoded
+            continue
     return value
 
 
@@ -103,7 +110,7 @@ def note(
 ) -> None:  # fmt: skip
     """`shared` into a record's (or a cache entry's) `extra`, when there is any."""
     # An output neither a container nor a tuple nor an array (a number, an object) holds no part we follow.
-    followed = type(value) in _WALKED or type(value) is _array_type()
+    followed = type(value) in _WALKED or type(value) is _array_type() or isinstance(value, BaseException)
     notes = shared(value, held, call, plain) if held and followed else None
     if notes is not None:
         extra["shares"] = notes
@@ -151,6 +158,8 @@ def _paths(
             items, children = v, enumerate(v)
         elif t is dict:
             items, children = v.values(), ((k, x) for k, x in v.items() if type(k) in _KEYS)
+        elif isinstance(v, BaseException):  # what `raise ... from err` or `Error(msg, err)` holds
+            items = children = [(k, getattr(v, k)) for k in _CHAIN]
         else:
             continue
         if i in seen:  # a cycle, or a container held twice: walked once
@@ -158,13 +167,22 @@ def _paths(
         seen.add(i)
         if len(items) >= 16 and (only_scalars(items) if plain else _no_parts(set(map(type, items)), array)):
             continue
-        below = [((*path, k), x) for k, x in children if type(x) in _WALKED or type(x) is array]
+        below = [((*path, k), x) for k, x in children if type(x) in _WALKED or type(x) is array or _raised(x)]
         stack += below[::-1]
     return found
 
 
 def _no_parts(types: set[type], array: Any) -> bool:
-    return _WALKED.isdisjoint(types) and array not in types
+    return _WALKED.isdisjoint(types) and array not in types and not any(issubclass(t, BaseException) for t in types)
+
+
+def _raised(v: Any) -> bool:
+    return isinstance(v, BaseException)
+
+
+def _is_part(v: Any) -> bool:
+    """What a body can change in place, so that its identity is what it sees."""
+    return type(v) in _PARTS or isinstance(v, BaseException)
 
 
 def _is_path(p: Any) -> bool:
@@ -178,6 +196,8 @@ def _at(v: Any, path: Path) -> Any:
             v = v[k]
         elif t is dict and k in v:
             v = v[k]
+        elif isinstance(v, BaseException) and k in _CHAIN:
+            v = getattr(v, k)
         else:
             return _MISSING
     return v
@@ -189,8 +209,11 @@ def _put(v: Any, path: Path, part: Any) -> Any:
     if not path:
         return part
     k = path[0]
-    child = _put(v[k], path[1:], part)
+    child = _put(_at(v, [k]), path[1:], part)
     if type(v) is tuple:
         return (*v[:k], child, *v[k + 1 :])
+    if isinstance(v, BaseException):
+        setattr(v, k, child)
+        return v
     v[k] = child
     return v
