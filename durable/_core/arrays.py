@@ -4,6 +4,7 @@ when the program imported them; durable never imports either."""
 
 from __future__ import annotations
 
+import bisect
 import sys
 from typing import Any
 
@@ -52,26 +53,62 @@ def arrays(v: Any) -> tuple[str, Any] | None:
     return None
 
 
-def overlapping(v: Any, met: dict[int, list[tuple[int, Any]]], order: int) -> bytes:
-    """What a numpy array shares with one met before it in the same value
-    (`met`: the arrays met, by the object holding their memory): a view and
-    its base (`[a, a[:2]]`) are one memory, and a step writing through one
-    sees the other change, as with one list held twice; two copies are
-    not. The earlier one's place, where this one starts in it and its
-    strides; nothing when it shares no byte (`np.split`'s views of one
-    array stay digested as copies are). `order`: this array's place."""
-    np = sys.modules.get("numpy")
-    if np is None or not isinstance(v, np.ndarray):
-        return b""
-    group = met.setdefault(id(_holder(np, v)), [])
-    found = b""
-    for place, earlier in group:
-        if _shares(np, v, earlier, unsure=True):
-            start = v.__array_interface__["data"][0] - earlier.__array_interface__["data"][0]
-            found = b"~%d,%d,%s;" % (place, start, repr(v.strides).encode())
-            break
-    group.append((order, v))
-    return found
+class Memory:
+    """The numpy arrays met in one value (`identity._Walk`): a view and its
+    base (`[a, a[:2]]`) are one memory, and a step writing through one
+    sees the other change, as with one list held twice; two copies are not.
+    Kept by what holds their memory, then by the length class of their
+    bytes, sorted by where they start: the earlier arrays a new one may
+    overlap are the few around it (the rows of one array, each starting
+    where the one before ends, are looked at once each)."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[int, int], tuple[list[int], list[tuple[int, int, int, Any]]]] = {}
+        self.classes: dict[int, set[int]] = {}
+
+    def meet(self, v: Any, order: int) -> bytes:
+        """The place of the first array met before `v` sharing memory with
+        it, where `v` starts in it and its strides; nothing when it shares
+        no byte with any (`np.split`'s views of one array are digested as
+        copies are). `order`: `v`'s place."""
+        np = sys.modules.get("numpy")
+        bounds = _byte_bounds(np)
+        if np is None or bounds is None or not isinstance(v, np.ndarray):
+            return b""
+        holder, (low, high) = id(_holder(np, v)), bounds(v)
+        if high <= low:  # no byte
+            return b""
+        near: list[tuple[int, int, int, Any]] = []
+        for size in self.classes.get(holder, ()):
+            starts, items = self.kept[(holder, size)]
+            j = bisect.bisect_left(starts, high) - 1
+            while j >= 0 and starts[j] > low - (1 << size):  # one starting lower ends before `low`
+                if items[j][1] > low:
+                    near.append(items[j])
+                j -= 1
+        near.sort(key=lambda item: item[2])
+        # Past _MAX_CHECKS the first is taken as shared (fail closed).
+        shared = next((item for item in near[:_MAX_CHECKS] if _shares(np, v, item[3], unsure=True)), None)
+        shared = near[0] if shared is None and len(near) > _MAX_CHECKS else shared
+        size = (high - low).bit_length()
+        self.classes.setdefault(holder, set()).add(size)
+        starts, items = self.kept.setdefault((holder, size), ([], []))
+        j = bisect.bisect_right(starts, low)
+        starts.insert(j, low)
+        items.insert(j, (low, high, order, v))
+        if shared is None:
+            return b""
+        start = v.__array_interface__["data"][0] - shared[3].__array_interface__["data"][0]
+        return b"~%d,%d,%s;" % (shared[2], start, repr(v.strides).encode())
+
+
+_MAX_CHECKS = 64
+
+
+def _byte_bounds(np: Any) -> Any:
+    if np is None:
+        return None
+    return getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(np, "byte_bounds", None)
 
 
 def holders(arrays: list[Any]) -> dict[int, list[Any]]:
@@ -115,7 +152,7 @@ def viewed(base: Any, how: Any) -> Any:
         return None
     if kind.hasobject or any(n < 0 for n in shape):
         return None
-    bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(np, "byte_bounds", None)
+    bounds = _byte_bounds(np)
     if bounds is None:  # a numpy that cannot say: no view (the call counts as changed)
         return None
     low, high = bounds(base)

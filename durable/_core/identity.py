@@ -24,7 +24,7 @@ from typing import Any
 
 from .._calls import callers
 from .._fingerprint.values import unchanging
-from .arrays import in_pandas, overlapping
+from .arrays import Memory, in_pandas
 from .callbytes import _IMMUTABLE as _IMMUTABLE
 from .callbytes import _SCALAR, HEX, _str, call_bytes, digest_of, immutable_call
 from .callbytes import _int as _int
@@ -57,7 +57,7 @@ class _Walk:
         self.kept: list[Any] = []
         # numpy arrays met, by what holds their memory; None inside a pandas object
         # (copy-on-write: a write to its values is never seen through another).
-        self.memory: dict[int, list[tuple[int, Any]]] | None = {}
+        self.memory: Memory | None = Memory()
         self.meeting = True  # False inside a set: its order depends on the hash seed
         # False for the step cache: a secret must never be part of a key that
         # other calls (other secrets) could match.
@@ -120,7 +120,7 @@ class _Walk:
         else:
             order, memory = self.met.get(id(v)), self.memory
             if order is not None and memory is not None:  # two arrays may be one memory (a view and its base)
-                self.h.update(overlapping(v, memory, order))
+                self.h.update(memory.meet(v, order))
             kind, content = content_of(v, code=self.code, walk=self)
             self.h.update(b"o" + _str(kind))
             # The stand-in is a fresh tuple (or a scalar): no level of its own.
