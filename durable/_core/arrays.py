@@ -71,13 +71,35 @@ class Memory:
         it, where `v` starts in it and its strides; nothing when it shares
         no byte with any (`np.split`'s views of one array are digested as
         copies are). `order`: `v`'s place."""
+        shared = self.first(v, unsure=True)
         np = sys.modules.get("numpy")
         bounds = _byte_bounds(np)
         if np is None or bounds is None or not isinstance(v, np.ndarray):
             return b""
         holder, (low, high) = id(_holder(np, v)), bounds(v)
-        if high <= low:  # no byte
+        if high > low:
+            size = (high - low).bit_length()
+            self.classes.setdefault(holder, set()).add(size)
+            starts, items = self.kept.setdefault((holder, size), ([], []))
+            j = bisect.bisect_right(starts, low)
+            starts.insert(j, low)
+            items.insert(j, (low, high, order, v))
+        if shared is None:
             return b""
+        start = v.__array_interface__["data"][0] - shared[1].__array_interface__["data"][0]
+        return b"~%d,%d,%s;" % (shared[0], start, repr(v.strides).encode())
+
+    def first(self, v: Any, *, unsure: bool) -> tuple[int, Any] | None:
+        """(place, array) of the first array met sharing memory with `v`;
+        `unsure`: the answer when numpy cannot tell, or past `_MAX_CHECKS`
+        arrays that may (fail closed: shared in a digest, not for a replay)."""
+        np = sys.modules.get("numpy")
+        bounds = _byte_bounds(np)
+        if np is None or bounds is None or not isinstance(v, np.ndarray):
+            return None
+        holder, (low, high) = id(_holder(np, v)), bounds(v)
+        if high <= low:  # no byte
+            return None
         near: list[tuple[int, int, int, Any]] = []
         for size in self.classes.get(holder, ()):
             starts, items = self.kept[(holder, size)]
@@ -87,19 +109,10 @@ class Memory:
                     near.append(items[j])
                 j -= 1
         near.sort(key=lambda item: item[2])
-        # Past _MAX_CHECKS the first is taken as shared (fail closed).
-        shared = next((item for item in near[:_MAX_CHECKS] if _shares(np, v, item[3], unsure=True)), None)
-        shared = near[0] if shared is None and len(near) > _MAX_CHECKS else shared
-        size = (high - low).bit_length()
-        self.classes.setdefault(holder, set()).add(size)
-        starts, items = self.kept.setdefault((holder, size), ([], []))
-        j = bisect.bisect_right(starts, low)
-        starts.insert(j, low)
-        items.insert(j, (low, high, order, v))
-        if shared is None:
-            return b""
-        start = v.__array_interface__["data"][0] - shared[3].__array_interface__["data"][0]
-        return b"~%d,%d,%s;" % (shared[2], start, repr(v.strides).encode())
+        for item in near[:_MAX_CHECKS]:
+            if _shares(np, v, item[3], unsure=unsure):
+                return item[2], item[3]
+        return (near[0][2], near[0][3]) if unsure and len(near) > _MAX_CHECKS else None
 
 
 _MAX_CHECKS = 64
@@ -111,28 +124,27 @@ def _byte_bounds(np: Any) -> Any:
     return getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(np, "byte_bounds", None)
 
 
-def holders(arrays: list[Any]) -> dict[int, list[Any]]:
-    """The numpy arrays of `arrays` by what holds their memory (`view_of`'s `held`)."""
-    np = sys.modules.get("numpy")
-    found: dict[int, list[Any]] = {}
-    for a in arrays:
-        if np is not None and type(a) is np.ndarray:
-            found.setdefault(id(_holder(np, a)), []).append(a)
-    return found
+def holders(arrays: list[Any]) -> Memory:
+    """The numpy arrays of `arrays`, in order (`view_of`'s `held`)."""
+    held = Memory()
+    for place, a in enumerate(arrays):
+        held.meet(a, place)
+    return held
 
 
-def view_of(v: Any, held: dict[int, list[Any]]) -> tuple[Any, list[Any]] | None:
+def view_of(v: Any, held: Memory) -> tuple[Any, list[Any]] | None:
     """The first of `held` (a call's arguments' arrays, by `holders`) that
     the numpy array `v` shares memory with, and how `v` lies in it
     (`viewed`); None when `v` is no array or shares none (a copy)."""
     np = sys.modules.get("numpy")
     if np is None or type(v) is not np.ndarray or v.dtype.hasobject:
         return None
-    for base in held.get(id(_holder(np, v)), ()):
-        if _shares(np, v, base, unsure=False):
-            start = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-            return base, [start, list(v.shape), list(v.strides), v.dtype.str]
-    return None
+    found = held.first(v, unsure=False)
+    if found is None:
+        return None
+    base = found[1]
+    start = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return base, [start, list(v.shape), list(v.strides), v.dtype.str]
 
 
 def viewed(base: Any, how: Any) -> Any:

@@ -51,10 +51,11 @@ def shared(
     took `value` (`codec.pack_plain`), so a long list of numbers is told in C."""
     ids = {id(o) for o in held if _is_part(o)}
     array = _array_type()
-    bases = holders([o for o in held if type(o) is array]) if array is not None else {}
-    if not ids and not bases:
+    given = [o for o in held if type(o) is array] if array is not None else []
+    if not ids:
         return None
-    leaves: list[tuple[tuple[Any, ...], Any]] | None = [] if bases else None
+    bases = holders(given)
+    leaves: list[tuple[tuple[Any, ...], Any]] | None = [] if given else None
     found = _paths([((), value)], ids, stop=False, plain=plain, leaves=leaves)
     views = [(out, how) for out, v in leaves or () if (how := view_of(v, bases)) is not None]
     if not found and not views:
@@ -182,7 +183,7 @@ def _raised(v: Any) -> bool:
 
 def _is_part(v: Any) -> bool:
     """What a body can change in place, so that its identity is what it sees."""
-    return type(v) in _PARTS or isinstance(v, BaseException)
+    return type(v) in _PARTS or isinstance(v, BaseException) or type(v) is _array_type()
 
 
 def _is_path(p: Any) -> bool:
