@@ -4,6 +4,7 @@ when the program imported them; durable never imports either."""
 
 from __future__ import annotations
 
+import bisect
 import sys
 from typing import Any
 
@@ -50,6 +51,182 @@ def arrays(v: Any) -> tuple[str, Any] | None:
         index: tuple[Any, ...] = (_dtype(v.dtype), list(v.names), _pandas_values(v))
         return qualname(type(v)), index + _frequency(v, pd) + _levels(v, pd)
     return None
+
+
+class Memory:
+    """The numpy arrays met in one value (`identity._Walk`): a view and its
+    base (`[a, a[:2]]`) are one memory, and a step writing through one
+    sees the other change, as with one list held twice; two copies are not.
+    Kept by what holds their memory, then by the length class of their
+    bytes, sorted by where they start: the earlier arrays a new one may
+    overlap are the few around it (the rows of one array, each starting
+    where the one before ends, are looked at once each)."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[int, int], tuple[list[int], list[tuple[int, int, int, Any]]]] = {}
+        self.classes: dict[int, set[int]] = {}
+
+    def meet(self, v: Any, order: int) -> bytes:
+        """The place of the first array met before `v` sharing memory with
+        it, where `v` starts in it and its strides; nothing when it shares
+        no byte with any (`np.split`'s views of one array are digested as
+        copies are). `order`: `v`'s place."""
+        shared = self.first(v, unsure=True)
+        np = sys.modules.get("numpy")
+        bounds = _byte_bounds(np)
+        if np is None or bounds is None or not isinstance(v, np.ndarray):
+            return b""
+        holder, (low, high) = id(_holder(np, v)), bounds(v)
+        if high > low:
+            size = (high - low).bit_length()
+            self.classes.setdefault(holder, set()).add(size)
+            starts, items = self.kept.setdefault((holder, size), ([], []))
+            j = bisect.bisect_right(starts, low)
+            starts.insert(j, low)
+            items.insert(j, (low, high, order, v))
+        if shared is None:
+            return b""
+        start = v.__array_interface__["data"][0] - shared[1].__array_interface__["data"][0]
+        return b"~%d,%d,%s;" % (shared[0], start, repr(v.strides).encode())
+
+    def first(self, v: Any, *, unsure: bool) -> tuple[int, Any] | None:
+        """(place, array) of the first array met sharing memory with `v`;
+        `unsure`: the answer when numpy cannot tell, or past `_MAX_CHECKS`
+        arrays that may (fail closed: shared in a digest, not for a replay)."""
+        np = sys.modules.get("numpy")
+        bounds = _byte_bounds(np)
+        if np is None or bounds is None or not isinstance(v, np.ndarray):
+            return None
+        holder, (low, high) = id(_holder(np, v)), bounds(v)
+        if high <= low:  # no byte
+            return None
+        near: list[tuple[int, int, int, Any]] = []
+        for size in self.classes.get(holder, ()):
+            starts, items = self.kept[(holder, size)]
+            j = bisect.bisect_left(starts, high) - 1
+            while j >= 0 and starts[j] > low - (1 << size):  # one starting lower ends before `low`
+                if items[j][1] > low:
+                    near.append(items[j])
+                j -= 1
+        near.sort(key=lambda item: item[2])
+        for item in near[:_MAX_CHECKS]:
+            if _shares(np, v, item[3], unsure=unsure):
+                return item[2], item[3]
+        return (near[0][2], near[0][3]) if unsure and len(near) > _MAX_CHECKS else None
+
+
+_MAX_CHECKS = 64
+
+
+def _byte_bounds(np: Any) -> Any:
+    if np is None:
+        return None
+    return getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or getattr(np, "byte_bounds", None)
+
+
+def holders(arrays: list[Any]) -> Memory:
+    """The numpy arrays of `arrays`, in order (`view_of`'s `held`)."""
+    held = Memory()
+    for place, a in enumerate(arrays):
+        held.meet(a, place)
+    return held
+
+
+def view_of(v: Any, held: Memory) -> tuple[Any, list[Any]] | None:
+    """The first of `held` (a call's arguments' arrays, by `holders`) that
+    the numpy array `v` shares memory with, and how `v` lies in it
+    (`viewed`); None when `v` is no array or shares none (a copy)."""
+    np = sys.modules.get("numpy")
+    if np is None or type(v) is not np.ndarray or v.dtype.hasobject:
+        return None
+    found = held.first(v, unsure=False)
+    if found is None:
+        return None
+    base = found[1]
+    start = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return base, [start, list(v.shape), list(v.strides), v.dtype.str]
+
+
+def viewed(base: Any, how: Any) -> Any:
+    """The array lying as `how` (`view_of`) says in the numpy array `base`,
+    a view: writes through it are seen in `base`. None when `how` is not
+    ours or does not lie within `base`'s memory."""
+    np = sys.modules.get("numpy")
+    if np is None or type(base) is not np.ndarray or not (type(how) in (list, tuple) and len(how) == 4):
+        return None
+    start, shape, strides, dtype = how
+    ints = [start, *shape, *strides] if type(shape) in (list, tuple) and type(strides) in (list, tuple) else [None]
+    if type(dtype) is not str or any(type(n) is not int for n in ints) or len(shape) != len(strides):
+        return None
+    try:
+        kind = np.dtype(dtype)
+    except Exception:
+        return None
+    if kind.hasobject or any(n < 0 for n in shape):
+        return None
+    bounds = _byte_bounds(np)
+    if bounds is None:  # a numpy that cannot say: no view (the call counts as changed)
+        return None
+    low, high = bounds(base)
+    at = base.__array_interface__["data"][0] + start
+    if 0 not in shape:
+        first = at + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides, strict=True))
+        last = at + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides, strict=True)) + kind.itemsize
+        if first < low or last > high:
+            return None
+    lying = {"version": 3, "shape": tuple(shape), "strides": tuple(strides), "typestr": dtype, "data": (at, not base.flags.writeable)}
+    try:
+        return np.asarray(_Lying(lying, base))
+    except Exception:  # a numpy that does not take it: no view (the call counts as changed)
+        return None
+
+
+def values_of(v: Any) -> Any:
+    """A numpy array's values as a C-contiguous array (its layout aside:
+    what a record of a strided view holds); anything else as it is."""
+    np = sys.modules.get("numpy")
+    return np.ascontiguousarray(v) if np is not None and type(v) is np.ndarray else v
+
+
+class _Lying:
+    """What numpy makes a view from (as `as_strided` does): it holds `base`, so its memory stays."""
+
+    def __init__(self, interface: dict[str, Any], base: Any) -> None:
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def _holder(np: Any, v: Any) -> Any:
+    """What holds the memory of the numpy array `v`: down its bases, the
+    buffer under a memoryview (`np.frombuffer`), the array under a `viewed` one."""
+    while True:
+        below: Any
+        if isinstance(v, memoryview):
+            below = v.obj
+        else:
+            below = v.base if isinstance(v, (np.ndarray, _Lying)) else None
+        if below is None:
+            return v
+        v = below
+
+
+# What numpy may spend telling whether two strided arrays overlap (exact by
+# default, which some strides make exponential).
+_MAX_WORK = 10_000
+
+
+def _shares(np: Any, a: Any, b: Any, *, unsure: bool) -> bool:
+    try:
+        return bool(np.shares_memory(a, b, max_work=_MAX_WORK))
+    except Exception:  # too hard to tell: `unsure`, the answer that fails closed
+        return unsure
+
+
+def in_pandas(v: Any) -> bool:
+    """Whether v is a pandas object: the arrays of its stand-in are views
+    of its blocks, which copy-on-write keeps apart from any other's."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and any(_instance(v, pd, name) for name in ("DataFrame", "Series", "Index"))
 
 
 def _levels(v: Any, pd: Any) -> tuple[Any, ...]:

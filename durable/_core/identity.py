@@ -24,6 +24,7 @@ from typing import Any
 
 from .._calls import callers
 from .._fingerprint.values import unchanging
+from .arrays import Memory, in_pandas
 from .callbytes import _IMMUTABLE as _IMMUTABLE
 from .callbytes import _SCALAR, HEX, _str, call_bytes, digest_of, immutable_call
 from .callbytes import _int as _int
@@ -54,6 +55,9 @@ class _Walk:
         self.stack: dict[int, int] = {}
         self.met: dict[int, int] = {}
         self.kept: list[Any] = []
+        # numpy arrays met, by what holds their memory; None inside a pandas object
+        # (copy-on-write: a write to its values is never seen through another).
+        self.memory: Memory | None = Memory()
         self.meeting = True  # False inside a set: its order depends on the hash seed
         # False for the step cache: a secret must never be part of a key that
         # other calls (other secrets) could match.
@@ -115,14 +119,21 @@ class _Walk:
                 raise Secret("it holds a durable.redact() value")
             self.h.update(b"R")  # a secret: only that one was there
         else:
+            order, memory = self.met.get(id(v)), self.memory
+            if order is not None and memory is not None:  # two arrays may be one memory (a view and its base)
+                self.h.update(memory.meet(v, order))
             kind, content = content_of(v, code=self.code, walk=self)
             self.h.update(b"o" + _str(kind))
             # The stand-in is a fresh tuple (or a scalar): no level of its own.
             enc = _SCALAR.get(type(content))
             if enc is not None:
                 self.h.update(enc(content))
-            else:
+                return
+            self.memory = None if in_pandas(v) else memory
+            try:
                 self._compound(content)
+            finally:
+                self.memory = memory
 
     def _unordered(self, tag: bytes, items: Iterable[Any]) -> None:
         # Iteration order of a set depends on the hash seed: sort the items' digests.

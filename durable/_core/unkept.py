@@ -6,7 +6,7 @@ entry, a workflow's or a child run's result.
 The rule: each value such a step returns in a run (in the body, in another
 step's body, in a `loop_over` item, in a process worker: `UNKEPT`) is held
 by identity, with the parts a container gives (list, tuple, set items, dict
-values), for the run's life (its root run's: a child shares its parent's).
+values) and an object's attributes give (`__dict__`, `__slots__`), for the run's life (its root run's: a child shares its parent's).
 An output that holds one is kept as a `persist=False` output is: a step or a
 block leaves a marker and runs again on resume, an item is not kept, a cache
 entry not made; a workflow returning one is refused (`SerializationError`):
@@ -22,12 +22,16 @@ constant is not kept either (it runs again: fail closed)."""
 
 from __future__ import annotations
 
+import collections
+import enum
 import functools
 import threading
+import types
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from .._fingerprint.imports import user_class
 from .._storage.codec import holds_any
 from .context import RunState, current_state
 
@@ -36,7 +40,9 @@ T = TypeVar("T")
 # Sent by a process or Dask worker with an item's output: a persist=False
 # step returned something there (the output comes back as a new object).
 UNKEPT = "unkept"
-_MAX_DEPTH = 8  # as `redact.holds_redacted`
+_MAX_OPENED = 5000
+# Shared by every piece of code: a part of an output that is one of them is not opened.
+_EVERYONES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, enum.Enum)
 _SHARED = frozenset({type(None), bool, type(Ellipsis), type(NotImplemented)})
 
 
@@ -59,25 +65,55 @@ def _shared(value: Any) -> bool:
 
 
 def note(ctx: RunState | None, value: Any) -> None:
-    """Hold value (and its containers' parts) as a persist=False step's output."""
+    """Hold value and its parts as a persist=False step's output: what its
+    containers hold (list, tuple, set items, dict values), at any depth, and
+    what an object's attributes hold (its `__dict__`, its `__slots__`: a
+    token in a dataclass's field or a client's attribute), breadth first,
+    through the first `_MAX_OPENED` objects. Only objects of the user's own
+    classes are opened: a library's client (an HTTP or LLM client) holds
+    many of the constants code shares (`"GET"`, `"https"`, interned: one
+    object everywhere), and each marked would make any later output holding
+    that constant count as holding the secret (rerun on every resume, a
+    workflow returning it refused). A token a library object holds is not
+    found: return the token itself, or wrap it with `durable.redact()`."""
     if ctx is None:
         here.returned += 1
         return
     marks = ctx.unkept  # its root run's (`run.run_locked` shares it)
-    todo = [(value, 0)]
+    todo, opened = collections.deque([value]), 0
     while todo:
-        v, depth = todo.pop()
+        v = todo.popleft()
         if _shared(v) or id(v) in marks:
             continue
         try:  # not kept alive by this: a big transient object goes when it is dropped
             marks[id(v)] = weakref.ref(v, functools.partial(_gone, marks, id(v)))
         except TypeError:  # str, int, list, dict...: held, so that its id is not another's
             marks[id(v)] = v
-        if depth < _MAX_DEPTH:
-            if isinstance(v, (list, tuple, set, frozenset)):
-                todo += [(part, depth + 1) for part in v]
-            elif isinstance(v, dict):
-                todo += [(part, depth + 1) for part in v.values()]
+        if isinstance(v, (list, tuple, set, frozenset)):
+            todo += v
+        elif isinstance(v, dict):
+            todo += v.values()
+        elif opened < _MAX_OPENED and not isinstance(v, _EVERYONES) and user_class(type(v)):
+            opened += 1
+            todo += _attributes(v)
+
+
+def _attributes(v: Any) -> list[Any]:
+    """What an object's `__dict__` and `__slots__` hold (not its properties: nothing runs)."""
+    found = []
+    try:
+        own = object.__getattribute__(v, "__dict__")
+        found = list(own.values()) if type(own) is dict else []
+    except Exception:  # no instance dict
+        pass
+    for base in type(v).__mro__[:-1]:
+        for field in vars(base).values():
+            if isinstance(field, types.MemberDescriptorType):  # a `__slots__` field
+                try:
+                    found.append(field.__get__(v, type(v)))
+                except Exception:  # never set
+                    continue
+    return found
 
 
 def _gone(marks: dict[int, Any], key: int, ref: Any) -> None:
