@@ -58,3 +58,34 @@ def test_an_object_of_the_users_class_still_keeps_its_token_out(tmp_path: Path) 
     assert flow() == len(token)
     stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert token.encode() not in stored
+
+
+def test_a_literal_beside_the_token_marks_no_other_output(tmp_path: Path) -> None:
+    """`{"method": "GET", "token": t}`: the literal is one interned object
+    wherever code spells it; the token, made at run time, is never interned."""
+    token = "".join(["s3cr3t-", "token-", "4243"])
+    ran: list[str] = []
+
+    @durable.step(persist=False)
+    def settings() -> dict[str, str]:
+        return {"method": "GET", "token": token}
+
+    @durable.step
+    def verb(s: dict[str, str]) -> str:
+        ran.append(s["method"])
+        return "GET"
+
+    @durable.step
+    def leaked(s: dict[str, str]) -> str:
+        return s["token"]
+
+    @durable.workflow(store=str(tmp_path), run_id="r")
+    def flow() -> str:
+        s = settings()
+        assert leaked(s) == token
+        return verb(s)
+
+    assert flow() == "GET"
+    assert flow() == "GET" and ran == ["GET"]
+    stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert token.encode() not in stored

@@ -15,16 +15,18 @@ a completed run hands back its stored result, and there is none to store.
 Identity, not equality: a value made from the secret (`f"Bearer {token}"`)
 is not found, and what is equal to it by chance is not refused. Values every
 piece of code shares (None, booleans, small numbers, empty and one-letter
-strings) are not held: a step returning `True` marks nothing. A string
-constant of the code is one object wherever Python shares it (an interned
-name): returned by such a step, an output of another step holding the same
-constant is not kept either (it runs again: fail closed)."""
+strings, interned strings: a literal such as `"GET"` is one object wherever
+code spells it) are not held: a step returning `True` or `{"method": "GET",
+"token": t}` marks neither `True` nor `"GET"`, only `t` (made at run time, a
+token is never interned)."""
 
 from __future__ import annotations
 
 import collections
+import ctypes
 import enum
 import functools
+import sys
 import threading
 import types
 import weakref
@@ -59,9 +61,41 @@ def _shared(value: Any) -> bool:
         return True
     if t is int:
         return bool(-5 <= value <= 256)  # CPython's cached ints
-    if t is str or t is bytes or t is tuple:
-        return len(value) <= (0 if t is tuple else 1)  # one-letter strings are cached too
+    if t is str:  # one-letter strings are cached too
+        return len(value) <= 1 or _interned(value)
+    if t is bytes or t is tuple:
+        return len(value) <= (0 if t is tuple else 1)
     return False
+
+
+def _interned_bits(s: str) -> int:
+    # CPython's PyASCIIObject: refcount, type, length, hash, then a bit field
+    # whose lowest two bits say whether (and how) the string is interned.
+    return ctypes.c_uint32.from_address(id(s) + 4 * ctypes.sizeof(ctypes.c_void_p)).value & 3
+
+
+def _reads_interning() -> bool:
+    """Whether `_interned_bits` reads what this interpreter keeps (probed on
+    strings whose interning is known); elsewhere no string counts as shared."""
+    if sys.implementation.name != "cpython" or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return False
+    made = "".join(["durable", "-probe-", str(id(sys))])  # made at run time: never interned
+    try:
+        return _interned_bits(sys.intern("durable_probe_interned")) != 0 and _interned_bits(made) == 0
+    except (ValueError, OSError):
+        return False
+
+
+_READS_INTERNING = _reads_interning()
+
+
+def _interned(s: str) -> bool:
+    """Whether `s` is an interned string: one object wherever code spells
+    it (a literal such as `"GET"` in any module, an attribute's name). A
+    library client a persist=False step returned holds many; marked, each
+    made a later output spelling the same literal count as the secret. A
+    token made at run time (read, received, joined) is never interned."""
+    return _READS_INTERNING and _interned_bits(s) != 0
 
 
 def note(ctx: RunState | None, value: Any) -> None:
