@@ -8,12 +8,13 @@ import importlib.util
 import os
 import re
 import signal
+import subprocess
 import sys
 import textwrap
 import threading
 import types
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -593,3 +594,24 @@ def record_base(store: durable.Store, workflow: str, run_id: str) -> str:
     names it (`keys.space`): the run's prefix for a run without one."""
     manifest = read_manifest(store, workflow, run_id)
     return run_prefix(workflow, run_id) + space(manifest.incarnation if manifest else "")
+
+
+@pytest.fixture
+def unwritable() -> Iterator[Callable[[Path], None]]:
+    """Makes folders unwritable: immutable for root (whom no mode stops),
+    read-only for anyone else; writable again at the end."""
+    locked: list[Path] = []
+
+    def lock(folder: Path) -> None:
+        if os.geteuid() == 0:
+            if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+                pytest.skip("chattr +i is not supported on this file system")
+        else:
+            folder.chmod(0o555)
+        locked.append(folder)
+
+    yield lock
+    for folder in locked:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], check=False)
+        folder.chmod(0o755)

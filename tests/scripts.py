@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -415,3 +416,16 @@ def suspend_then_resume(folders: Mapping[str, Path]) -> dict[str, tuple[str, str
         name: (outs[2 * i], outs[2 * i + 1], (folder / "count").read_text().split())
         for i, (name, folder) in enumerate(folders.items())
     }
+
+
+def install_distribution(site: Path, name: str, version: str, group: str, names: tuple[str, ...]) -> None:
+    """A distribution `name` at `version` in the folder `site`, its module
+    `name` (a `search` function) offered as the entry points `names` of
+    `group`; an older version of it removed, as an upgrade does."""
+    for old in site.glob(f"{name}-*.dist-info"):
+        shutil.rmtree(old)
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{n} = {name}:search\n" for n in names))
+    (site / f"{name}.py").write_text("def search(q):\n    return q\n")

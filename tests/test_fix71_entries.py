@@ -9,12 +9,11 @@ another group (`r71other`, upgraded) is none it loads."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.scripts import run_each
+from tests.scripts import install_distribution, run_each
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -52,27 +51,17 @@ for name in ("search", "lookup"):
 """
 
 
-def _install(site: Path, name: str, version: str, group: str, names: tuple[str, ...]) -> None:
-    for old in site.glob(f"{name}-*.dist-info"):
-        shutil.rmtree(old)
-    info = site / f"{name}-{version}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{n} = {name}:search\n" for n in names))
-    (site / f"{name}.py").write_text("def search(q):\n    return q\n")
-
-
 def test_iter_entry_points_counts_the_plugin_it_loads(tmp_path: Path) -> None:
     pytest.importorskip("pkg_resources")
     (tmp_path / "flow.py").write_text(FLOW)
     site = tmp_path / "site-packages"
-    _install(site, "r71tools", "1", "r71.tools", ("search",))
-    _install(site, "r71tools2", "1", "r71.tools", ("lookup",))
-    _install(site, "r71other", "1", "r71other.plugins", ("search", "lookup"))
+    install_distribution(site, "r71tools", "1", "r71.tools", ("search",))
+    install_distribution(site, "r71tools2", "1", "r71.tools", ("lookup",))
+    install_distribution(site, "r71other", "1", "r71other.plugins", ("search", "lookup"))
     (first,) = run_each([(tmp_path, RUN, {"STOP": "1"})])
     assert first.split() == ["search", "suspended", "lookup", "suspended"], first
-    _install(site, "r71other", "2", "r71other.plugins", ("search", "lookup"))  # another group's
-    _install(site, "r71tools2", "2", "r71.tools", ("lookup",))  # the plugin `lookup` loads
+    install_distribution(site, "r71other", "2", "r71other.plugins", ("search", "lookup"))  # another group's
+    install_distribution(site, "r71tools2", "2", "r71.tools", ("lookup",))  # the plugin `lookup` loads
     (second,) = run_each([(tmp_path, RUN, {})])
     # Was: lookup value 11, the old plugin's output replayed.
     assert second.split() == ["search", "value", "11", "lookup", "refused"], second

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -51,35 +50,14 @@ def _counts(folder: Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
-@pytest.fixture
-def unwritable() -> Iterator[list[Path]]:
-    """Folders made unwritable: immutable for root (whom no mode stops),
-    read-only for anyone else; made writable again at the end."""
-    locked: list[Path] = []
-    yield locked
-    for folder in locked:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(folder)], check=False)
-        folder.chmod(0o755)
-
-
-def _lock(folder: Path, locked: list[Path]) -> None:
-    if os.geteuid() == 0:
-        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
-            pytest.skip("chattr +i is not supported on this file system")
-    else:
-        folder.chmod(0o555)
-    locked.append(folder)
-
-
 def test_rm_says_the_emptied_run_folder_that_stays(
-    job: Path, unwritable: list[Path], capsys: pytest.CaptureFixture[str]
+    job: Path, unwritable: Callable[[Path], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Before: `removed flow.job/r1` and exit 0, the run's empty folder left
     in the store without a word (its workflow folder cannot be written)."""
     assert main(["run", "flow.py:job", "--run-id", "r1"]) == 0
     capsys.readouterr()
-    _lock(job / "store" / "flow.job", unwritable)
+    unwritable(job / "store" / "flow.job")
     with pytest.warns(UserWarning) as said:
         assert main(["rm", "r1"]) == 0
     assert capsys.readouterr().out == "removed flow.job/r1\n"
@@ -178,14 +156,14 @@ def test_gc_of_a_status_it_never_removes_says_so(job: Path, capsys: pytest.Captu
 
 
 def test_rm_goes_on_past_a_run_the_store_fails_to_delete(
-    job: Path, unwritable: list[Path], capsys: pytest.CaptureFixture[str]
+    job: Path, unwritable: Callable[[Path], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Before: `durable rm r1 r2` stopped at r1's StorageError (its folder
     not writable): r2 was not removed, and `--json` printed no document."""
     for run_id in ("r1", "r2"):
         assert main(["run", "flow.py:job", "--run-id", run_id, "--var", f"x={len(run_id)}"]) == 0
     capsys.readouterr()
-    _lock(job / "store" / "flow.job" / "r1", unwritable)
+    unwritable(job / "store" / "flow.job" / "r1")
     assert main(["rm", "r1", "r2", "--json"]) == 1
     out, err = capsys.readouterr()
     docs = json.loads(out)

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
-import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -49,27 +47,6 @@ def _counts(folder: Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
-@pytest.fixture
-def unwritable() -> Iterator[list[Path]]:
-    """Folders made unwritable: immutable for root (whom no mode stops),
-    read-only for anyone else; made writable again at the end."""
-    locked: list[Path] = []
-    yield locked
-    for folder in locked:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(folder)], check=False)
-        folder.chmod(0o755)
-
-
-def _lock(folder: Path, locked: list[Path]) -> None:
-    if os.geteuid() == 0:
-        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
-            pytest.skip("chattr +i is not supported on this file system")
-    else:
-        folder.chmod(0o555)
-    locked.append(folder)
-
-
 def test_cache_ls_of_a_qualified_or_misspelt_step_name_says_the_one_meant(
     job: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,7 +67,7 @@ def test_cache_ls_of_a_qualified_or_misspelt_step_name_says_the_one_meant(
 
 
 def test_gc_goes_on_past_a_run_it_fails_to_delete(
-    job: Path, unwritable: list[Path], capsys: pytest.CaptureFixture[str]
+    job: Path, unwritable: Callable[[Path], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Before: `durable gc --status completed` stopped at the first run the
     store failed to delete (exit 1, one StorageError): the runs after it
@@ -100,8 +77,8 @@ def test_gc_goes_on_past_a_run_it_fails_to_delete(
     for run_id in ("r1", "r2", "r3", "r4"):
         assert main(["run", "ca.py:job", "--run-id", run_id]) == 0
     capsys.readouterr()
-    _lock(store / "ca.job" / "r2", unwritable)
-    _lock(store / "ca.job" / "r4", unwritable)
+    unwritable(store / "ca.job" / "r2")
+    unwritable(store / "ca.job" / "r4")
     assert main(["gc", "--status", "completed", "--json"]) == 1
     out, err = capsys.readouterr()
     doc = json.loads(out)

@@ -8,12 +8,11 @@ declaring the plugin it loads, upgraded, is still a changed call."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.scripts import run_each
+from tests.scripts import install_distribution, run_each
 
 pytestmark = pytest.mark.slow  # two processes
 
@@ -49,26 +48,16 @@ for name in ("search", "lookup"):
 """
 
 
-def _install(site: Path, name: str, version: str, group: str, names: tuple[str, ...]) -> None:
-    for old in site.glob(f"{name}-*.dist-info"):
-        shutil.rmtree(old)
-    info = site / f"{name}-{version}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{n} = {name}:search\n" for n in names))
-    (site / f"{name}.py").write_text("def search(q):\n    return q\n")
-
-
 def test_only_the_group_a_step_looks_in_counts(tmp_path: Path) -> None:
     (tmp_path / "flow.py").write_text(FLOW)
     site = tmp_path / "site-packages"
-    _install(site, "r63tools", "1", "r63.tools", ("search",))
-    _install(site, "r63tools2", "1", "r63.tools", ("lookup",))
-    _install(site, "r63other", "1", "r63other.plugins", ("search", "lookup"))
+    install_distribution(site, "r63tools", "1", "r63.tools", ("search",))
+    install_distribution(site, "r63tools2", "1", "r63.tools", ("lookup",))
+    install_distribution(site, "r63other", "1", "r63other.plugins", ("search", "lookup"))
     (first,) = run_each([(tmp_path, RUN, {"STOP": "1"})])
     assert first.split() == ["search", "suspended", "lookup", "suspended"], first
-    _install(site, "r63other", "2", "r63other.plugins", ("search", "lookup"))  # mkdocs's `search` upgraded
-    _install(site, "r63tools2", "2", "r63.tools", ("lookup",))  # the plugin `lookup` loads upgraded
+    install_distribution(site, "r63other", "2", "r63other.plugins", ("search", "lookup"))  # mkdocs's `search` upgraded
+    install_distribution(site, "r63tools2", "2", "r63.tools", ("lookup",))  # the plugin `lookup` loads upgraded
     (second,) = run_each([(tmp_path, RUN, {})])
     # Was: search refused ("distribution r63other").
     assert second.split() == ["search", "value", "11", "lookup", "refused"], second
