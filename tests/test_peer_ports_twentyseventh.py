@@ -276,7 +276,8 @@ def test_dbos_fork_past_tasks_gathered_last_replays_them(tmp_path: Path) -> None
     replays, nothing runs. A task keeps no record of its own, only its
     steps' (`0.0.0`, `0.0.1`, ...), so the run's position 0 had no record
     and the fork was refused ("completed with positions 0 to -1"): it
-    could only start afresh, at 0."""
+    could only start afresh, at 0. `mutate=` there is refused: it would
+    replace an output position 0 does not have."""
     counts = Counter[str]()
 
     @durable.step
@@ -302,4 +303,8 @@ def test_dbos_fork_past_tasks_gathered_last_replays_them(tmp_path: Path) -> None
     assert asyncio.run(flow.fork("g", at=0)).steps_executed == 4
     with pytest.raises(durable.ConfigurationError, match="between 0 and 1"):
         asyncio.run(flow.fork("g", at=2))
+    # Position 0 holds no output of its own to replace: refused, never ignored.
+    with pytest.raises(durable.ConfigurationError, match="has none of its own"):
+        asyncio.run(flow.fork("g", at=1, mutate=lambda value: [0]))
+    assert len(flow.runs()) == 3
     assert counts == {"fetch1": 2, "fetch2": 2, "score10": 2, "score20": 2}

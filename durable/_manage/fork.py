@@ -98,6 +98,12 @@ def fork_run(
             f"be between {low} and {limit}"
             + (" (mutate= replaces the output at at - 1)" if low else "")
         )
+    if mutate is not None and record_name(at - 1) not in records:  # only its tasks' steps' records
+        raise ConfigurationError(
+            f"fork(mutate=...) replaces the output recorded at position at - 1 = {at - 1}, and position "
+            f"{at - 1} of run {run_id!r} has none of its own (only the records of the asyncio tasks made "
+            f"there); fork at another position, or without mutate=; nothing was forked"
+        )
     lease = store.acquire(workflow, new_id, LEASE_TTL)
     # Again under the lease: another fork may have made the run since the
     # listing. The read also tells the store which manifest it writes over
