@@ -1,6 +1,7 @@
 """The twenty-seventh round of the peers' own test cases (see
 tests/test_peer_ports_twentyseventh.py): LangGraph's time travel around
-interrupts and subgraphs (libs/langgraph/tests/test_time_travel.py) and its
+interrupts and subgraphs, three levels deep too
+(libs/langgraph/tests/test_time_travel.py) and its
 retry policies (libs/langgraph/tests/test_retry.py). A checkpoint to replay
 from is a position to fork at (`fork(run, at=)`), `update_state` is the
 fork's `mutate=`, an `interrupt()` is a `wait_for` answered by
@@ -232,3 +233,81 @@ def test_langgraph_graph_with_max_attempts_exceeded(tmp_path: Path) -> None:
     assert counts == {"node": 2} and clock.slept == [0.01]
     (step,) = [s for s in graph.history("m") if s.kind == "step"]
     assert (step.status, step.attempts) == ("failed", 2)
+
+
+def _three_levels(tmp_path: Path, counts: Counter[str]) -> tuple[durable.Workflow[[], str], durable.Workflow[[], str]]:
+    store = _store(tmp_path)
+
+    @durable.step
+    def step_a() -> str:
+        counts["step_a"] += 1
+        return "a"
+
+    @durable.step
+    def after(value: str) -> str:
+        counts["after"] += 1
+        return value + "!"
+
+    @durable.workflow(store=store)
+    def inner() -> str:
+        value = step_a()
+        return after(f"{value}:{durable.wait_for('q')}")
+
+    @durable.workflow(store=store)
+    def middle() -> str:
+        return f"m({inner()})"
+
+    @durable.step
+    def pre() -> str:
+        counts["pre"] += 1
+        return "pre"
+
+    @durable.workflow(store=store, run_id="top")
+    def top() -> str:
+        return pre() + "/" + middle()
+
+    return top, inner
+
+
+def test_langgraph_3_levels_deep_time_travel_to_first_interrupt(tmp_path: Path) -> None:
+    """test_3_levels_deep_time_travel_to_first_interrupt and
+    test_subgraph_interrupt_replay_from_parent_then_resume: an interrupt
+    two subgraphs down; replayed from the parent's checkpoint before the
+    subgraph, the interrupt fires again in the fork's own grandchild
+    (named by `Suspended.child`); answered anew, the fork completes with
+    the new answer, the original keeps its own, the parent's first step
+    never runs again."""
+    counts = Counter[str]()
+    top, inner = _three_levels(tmp_path, counts)
+    with pytest.raises(durable.Suspended) as first:
+        top()
+    assert (first.value.run_id, first.value.child, first.value.waiting_for) == ("top", "top.1.0", "q")
+    assert top.resume("top", inputs={"q": "one"}).value == "pre/m(a:one!)"
+    with pytest.raises(durable.Suspended) as again:
+        top.fork("top", at=1)
+    fork_id = again.value.run_id
+    assert again.value.child == f"{fork_id}.1.0" and again.value.waiting_for == "q"
+    assert top.resume(fork_id, inputs={"q": "two"}).value == "pre/m(a:two!)"
+    assert top() == "pre/m(a:one!)"
+    assert counts == {"pre": 1, "step_a": 2, "after": 2}
+    assert sorted(i.run_id for i in inner.runs()) == sorted(["top.1.0", f"{fork_id}.1.0"])
+
+
+def test_langgraph_subgraph_replay_from_subgraph_checkpoint(tmp_path: Path) -> None:
+    """test_subgraph_replay_from_subgraph_checkpoint: replayed from the
+    subgraph's own checkpoint before its interrupt (a fork of the child
+    run), the interrupt fires again there; the fork is a run of its own
+    (no parent), and the parent and its child are left as they were."""
+    counts = Counter[str]()
+    top, inner = _three_levels(tmp_path, counts)
+    with pytest.raises(durable.Suspended):
+        top()
+    top.resume("top", inputs={"q": "one"})
+    with pytest.raises(durable.Suspended) as again:
+        inner.fork("top.1.0", at=1)
+    assert again.value.child is None and again.value.waiting_for == "q"
+    assert inner.resume(again.value.run_id, inputs={"q": "three"}).value == "a:three!"
+    listed = {i.run_id: i.parent for i in inner.runs()}
+    assert listed[again.value.run_id] is None and listed["top.1.0"] is not None
+    assert top() == "pre/m(a:one!)"
+    assert counts == {"pre": 1, "step_a": 1, "after": 2}
