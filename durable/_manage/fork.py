@@ -79,7 +79,7 @@ def fork_run(
     if store.peek_manifest(workflow, new_id) is not None:
         raise _taken(workflow, new_id)
     records = store.peek_records(workflow, run_id)
-    finished = {p for n in records if is_step_record(n) and isinstance(p := position_of(n), int)}
+    finished = _finished(records, source.status == "completed")
     limit = first_gap(finished)
     if not 0 <= at <= limit or (mutate is not None and at == 0):
         low = 1 if mutate is not None else 0
@@ -97,6 +97,12 @@ def fork_run(
             f"fork position {at} is out of range: {why}, so the position to fork at (at=, durable fork --at) must "
             f"be between {low} and {limit}"
             + (" (mutate= replaces the output at at - 1)" if low else "")
+        )
+    if mutate is not None and record_name(at - 1) not in records:  # only its tasks' steps' records
+        raise ConfigurationError(
+            f"fork(mutate=...) replaces the output recorded at position at - 1 = {at - 1}, and position "
+            f"{at - 1} of run {run_id!r} has none of its own (only the records of the asyncio tasks made "
+            f"there); fork at another position, or without mutate=; nothing was forked"
         )
     lease = store.acquire(workflow, new_id, LEASE_TTL)
     # Again under the lease: another fork may have made the run since the
@@ -158,6 +164,14 @@ def _copy_records(
             store.save_record(workflow, new_id, name, replaced)
         elif _before(name, at):
             _copy_record(store, workflow, run_id, new_id, name, data)
+
+
+def _finished(records: dict[str, bytes], completed: bool) -> set[int]:
+    """The top-level positions a fork may copy. A task the body made keeps
+    no record of its own, only its operations' (`1.0`, `1.1.0`): once the
+    run completed every task had ended, so its position is finished too."""
+    steps = [p for n in records if is_step_record(n) and (p := position_of(n)) is not None]
+    return {position_key(p)[0] for p in steps} if completed else {p for p in steps if isinstance(p, int)}
 
 
 def _unfinished(store: Store, source: RunRecord) -> str:
