@@ -176,21 +176,20 @@ def _idle(fd: int, until: float = 0.0) -> bool:
 
 
 def _kill_tries(fd: int, run: str) -> list[int]:
-    """Kill (SIGKILL) the workers holding the gate open as `fd` (its shared
-    lock: in a try of a dead holder's); the pids killed. Each is named by the
-    kernel's table of locks (Linux) and killed through a pidfd opened while
-    it held the lock, never a pid given to another process since; elsewhere
-    none is killed."""
+    """Kill (SIGKILL) the workers holding the gate open as `fd` with a lock
+    (its shared lock: in a try of a dead holder's); the pids killed. Each is
+    named by the kernel's table of locks (Linux), found holding this very
+    file open, and killed through a pidfd opened before that look: never a
+    pid given to another process since. Elsewhere none is killed."""
     st = os.fstat(fd)
-    at = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     killed = []
-    for pid in sorted(_lockers(at) - {os.getpid()}):
+    for pid in sorted(_lockers(st.st_ino) - {os.getpid()}):
         try:
             pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):  # gone already, or no pidfd here
             continue
         try:
-            if pid in _lockers(at):  # after the pidfd: that very process holds it
+            if _holds(pid, st):  # after the pidfd: that very process has it open
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
                 killed.append(pid)
         except OSError:
@@ -206,17 +205,33 @@ def _kill_tries(fd: int, run: str) -> list[int]:
     return killed
 
 
-def _lockers(at: str) -> set[int]:
-    """The pids holding a `flock` on the file `at` ("major:minor:inode", hex
-    numbers as /proc/locks writes them); none where that table is not."""
+def _lockers(inode: int) -> set[int]:
+    """The pids holding a `flock` on a file of inode number `inode`, of any
+    device (/proc/locks names the device under an overlay or a btrfs
+    subvolume otherwise than `stat` does: `_holds` tells the file); none
+    where that table is not."""
     try:
         with open("/proc/locks") as table:
             rows = [line.split() for line in table]
     except OSError:
         return set()
+    at = f":{inode}"
     return {
-        int(f[4]) for f in rows if len(f) > 5 and f[1] == "FLOCK" and f[5] == at and f[4].isdigit()
+        int(f[4])
+        for f in rows
+        if len(f) > 5 and f[1] == "FLOCK" and f[5].endswith(at) and f[4].isdigit()
     }
+
+
+def _holds(pid: int, st: os.stat_result) -> bool:
+    """Whether process `pid` has the file `st` describes open."""
+    where = f"/proc/{pid}/fd"
+    for name in os.listdir(where):
+        with contextlib.suppress(OSError):
+            seen = os.stat(f"{where}/{name}")
+            if (seen.st_dev, seen.st_ino) == (st.st_dev, st.st_ino):
+                return True
+    return False
 
 
 def _current(gate: str, fd: int) -> bool:
