@@ -24,9 +24,12 @@ removed meanwhile takes it again on the gate now at that name, so a
 takeover never waits on a file the workers no longer use.
 
 The gate is named by a digest of the lease's identity (its file's real
-path, or the object store's URL and the lease's prefix) in a folder of
-this user's under the temporary folder: an object store's run has no local
-file, and a run folder holds only what the store wrote. POSIX only (a
+path, or the object store's URL and the lease's prefix) and of the pid of
+the holder whose workers lock it, in a folder of this user's under the
+temporary folder: an object store's run has no local file, and a run
+folder holds only what the store wrote; a takeover waits for, and kills,
+only the workers of the holder it took the run from, never those of
+another store's run spelt alike. POSIX only (a
 shared `flock`); where it cannot be made, tries go on as before."""
 
 from __future__ import annotations
@@ -58,8 +61,9 @@ _OPEN: dict[str, tuple[int, int, int]] = {}
 _HANDED: set[str] = set()
 
 
-def gate_of(lease: Any) -> str | None:
-    """The gate of the run whose lease (or `fence.Held`) this is; None where there is none."""
+def gate_of(lease: Any, owner: int = 0) -> str | None:
+    """The gate of the run whose lease (or `fence.Held`) this is, for the
+    workers of the process `owner` (this one by default); None where there is none."""
     lease = getattr(lease, "lease", lease)
     path, prefix = getattr(lease, "path", None), getattr(lease, "prefix", None)
     if KIND != "flock":
@@ -70,7 +74,7 @@ def gate_of(lease: Any) -> str | None:
         key = f"{getattr(getattr(lease, 'objects', None), 'url', '')}\0{prefix}"
     else:
         return None
-    name = hashlib.sha256(key.encode()).hexdigest()[:32]
+    name = hashlib.sha256(f"{key}\0{owner or os.getpid()}".encode()).hexdigest()[:32]
     return os.path.join(tempfile.gettempdir(), f"durable-{os.getuid()}", f"tries-{name}")
 
 
