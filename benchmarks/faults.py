@@ -25,7 +25,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.faults
 
-from tests.faults import cachelimit, damage, environment, kills, live, retries, s3requests, samerun
+from tests.faults import (
+    cachelimit,
+    damage,
+    diskfull,
+    environment,
+    kills,
+    live,
+    retries,
+    s3requests,
+    samerun,
+)
 from tests.faults.common import Outcome, Place
 
 CREDENTIALS = {
@@ -105,6 +115,7 @@ def experiments(folder: Path, scale: float) -> list[tuple[str, Callable[[], Outc
         ("race S3", lambda: named(kills.race(on_s3()[0], 8, n(10)), "S3")),
         ("rm against start", lambda: kills.rm_against_start(local, n(250))),
         ("rlimit fsize", lambda: environment.file_size_limit(local, n(40), rng)),
+        ("disk full (ENOSPC)", lambda: diskfull.disk_full(local, "sync", n(9), rng)),
         ("rlimit fsize cached",
          lambda: cachelimit.file_size_limit_cached(folder / "cachelimit", n(40), rng)),
         ("read-only", lambda: environment.read_only_store(local, n(40), rng)),

@@ -24,7 +24,7 @@ from .._core.spec import own_step_spec, step_spec
 from .._core.stillheld import still_held
 from .._core.tracing import item_span
 from .._storage import codec
-from .._storage.triesgate import gate_of, trying
+from .._storage.triesgate import gate_of, handed, trying
 from .._valuetext import error_message
 from ..errors import ConfigurationError, SerializationError
 from .gate import Gate
@@ -185,7 +185,7 @@ class FuturesPool:
         # A process pool's workers run on this machine and outlive a kill of
         # this process (`orphan`); another executor's may run elsewhere.
         self.owner = os.getpid() if isinstance(executor, cf.ProcessPoolExecutor) else 0
-        self.tries_gate = gate_of(self.run.lease) if self.owner and self.run is not None else None
+        self.tries_gate = handed(gate_of(self.run.lease)) if self.owner and self.run is not None else None
         self.window = 2 * int(getattr(executor, "_max_workers", 8) or 8)
         self.gate = Gate()
 

@@ -163,10 +163,10 @@ class Store(StoreCore):
 
         lease = watched(lambda: self.lease(workflow, run_id, self.lease_ttl or ttl), block)
         try:
-            if getattr(lease, "dead_here", 0):  # its workers' tries end first (`triesgate`)
+            if dead := getattr(lease, "dead_here", 0):  # its workers' tries end first (`triesgate`)
                 from .triesgate import gate_of, wait_for_tries
 
-                wait_for_tries(gate_of(lease), run_id, getattr(lease, "dead_here", 0))
+                wait_for_tries(gate_of(lease, dead), run_id, dead)
             held = self._held[run] = Held(lease, forget, flush, owner, where)
         except BaseException:  # a Ctrl-C landing here: nobody else could release it
             lease.release()

@@ -17,6 +17,7 @@ the local store compares the manifest file's identity instead (`_localstore`).""
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import weakref
 from collections.abc import Callable, Generator
@@ -124,11 +125,20 @@ class Held:
         finally:  # whatever the flush did (or a Ctrl-C landing in it), the lease goes
             try:
                 self._forget()
+                _gate_done(self.lease)
             finally:
                 self.lease.release(delete=delete)
                 # Last: cut short before here, the lease is still found by `reclaim`.
                 if _HERE.get(self.where) is self:
                     del _HERE[self.where]
+
+
+def _gate_done(lease: Lease) -> None:
+    """Remove the run's gate its process pools handed out (`triesgate.done_with`).
+    That module is loaded by a process pool's block only: without it, none was."""
+    gates: Any = sys.modules.get(__package__ + ".triesgate")
+    if gates is not None:
+        gates.done_with(lease)
 
 
 def watched(take: Callable[[], Lease], block: bool) -> Lease:

@@ -11,7 +11,17 @@ from pathlib import Path
 import pytest
 
 from durable._storage import segmenter
-from tests.faults import cachelimit, damage, environment, kills, live, retries, s3requests, samerun
+from tests.faults import (
+    cachelimit,
+    damage,
+    diskfull,
+    environment,
+    kills,
+    live,
+    retries,
+    s3requests,
+    samerun,
+)
 from tests.faults.common import Outcome, Place
 
 pytestmark = pytest.mark.slow
@@ -108,6 +118,19 @@ def test_file_size_limit(local: Place) -> None:
 def test_file_size_limit_over_cached_steps(tmp_path: Path) -> None:
     # Cache entries and blobs cut short too (cachelimit.py says what is checked).
     clean(cachelimit.file_size_limit_cached(tmp_path, 3, random.Random(8)), 3)
+
+
+@pytest.mark.parametrize("durability", ["fsync", "batch", "none"])
+@pytest.mark.parametrize("kind", ["sync", "loop"])
+def test_disk_full_mid_record(
+    local: Place, kind: str, durability: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABLE_DURABILITY", durability)
+    outcome = diskfull.disk_full(local, kind, 3, random.Random(kind + durability))
+    if any(ending.startswith("skipped") for ending in outcome.endings):
+        pytest.skip(next(iter(outcome.endings)))
+    clean(outcome, 3)
+    assert outcome.endings["ERROR"] >= 2, outcome.endings  # one write past the last at most
 
 
 def test_read_only_store(local: Place) -> None:
