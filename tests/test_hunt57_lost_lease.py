@@ -53,6 +53,7 @@ def hold(i: int) -> None:
         os.kill(os.getppid(), signal.SIGSTOP)
         while open(f"/proc/{os.getppid()}/stat").read().split(") ", 1)[1][0] != "T":
             time.sleep(0.005)  # the state in /proc is the only signal there is
+        ran("stopped")
         print("STOPPING", flush=True)
     else:
         os.write(w, b"1")
@@ -159,9 +160,19 @@ def test_a_continued_holder_starts_no_queued_item_of_a_process_pool(
     said, runs, before, after = _stalled(tmp_path, monkeypatch, "lost57.go(lost57.pooled)", "", take)
     assert "VALUE 150" in capsys.readouterr().out  # the taker's
     assert said.startswith("LEASE_LOST"), said
-    # Items 0 and 1 were running at the stop and finish; 2 and 3, queued to
-    # the pool, never start: the lease their try was handed out under is over.
-    assert sorted(runs) == ["holder item0", "holder item1"] + [f"taker item{i}" for i in range(6)], runs
+    # Items 0 and 1 were running at the stop and finish; those queued to the
+    # pool never start: the lease their try was handed out under is over. On
+    # a loaded machine item 1 may have been handed back once and 2 and 3 run
+    # before it, under the lease: the holder started them before its stop.
+    stop = runs.index("holder stopped")
+    assert not [r for r in runs[stop + 1 :] if r.startswith("holder")], runs
+    early = {r for r in runs[:stop] if r.startswith("holder")} - {"holder item0", "holder item1", "holder stopped"}
+    assert {"holder item0", "holder item1"} <= set(runs[:stop]), runs
+    taker = [r for r in runs if r.startswith("taker")]
+    assert len(taker) == len(set(taker)), runs  # the taker ran each item once at most
+    assert {f"taker item{i}" for i in range(6)} - set(taker) <= {r.replace("holder", "taker") for r in early}, runs
+    if not early:  # the usual order: exactly items 0 and 1 ran in the holder
+        assert sorted(runs) == ["holder item0", "holder item1", "holder stopped"] + [f"taker item{i}" for i in range(6)]
     assert after == before
 
 
