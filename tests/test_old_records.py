@@ -1,0 +1,99 @@
+"""A step record written by an older durable, or damaged, never matches a
+call: one of format 1 without an argument digest, or a row missing fields,
+is refused (nothing executed, the message says why), and re-run under
+on_change="rerun". Each record is written by hand on disk, in place of the
+one a real run wrote."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import msgpack
+import pytest
+
+import durable
+from durable._storage.records import FORMAT_1, seal_record, unseal
+
+KEY = "steps/00000000"
+
+
+def flow(store: durable.Store, ran: Counter[str]) -> durable.Workflow[[int, bool], int]:
+    @durable.step
+    def double(n: int) -> int:
+        ran["double"] += 1
+        return n * 2
+
+    @durable.step
+    def check(n: int, fail: bool) -> int:
+        ran["check"] += 1
+        if fail:
+            raise RuntimeError("down")
+        return n
+
+    @durable.workflow(store=store, run_id="old", name="old")
+    def old(n: int, fail: bool) -> int:
+        return check(double(n), fail)
+
+    return old
+
+
+def rewrite(store: durable.Store, row: list[object]) -> None:
+    """The record of position 0 replaced by `row`, sealed as durable seals one."""
+    store.replace_record("old", "old", KEY, seal_record(msgpack.packb(row), None))
+
+
+def recorded_row(store: durable.Store) -> list[object]:
+    raw = store.load_records("old", "old")[KEY]
+    row = msgpack.unpackb(unseal(raw, None, run_id="old", position=0, name=KEY))
+    assert isinstance(row, list)
+    return row
+
+
+def test_a_record_of_format_1_without_an_argument_digest_is_refused_then_rerun(
+    tmp_path: Path,
+) -> None:
+    store = durable.open_store(tmp_path / "store")
+    ran: Counter[str] = Counter()
+    with pytest.raises(RuntimeError):
+        flow(store, ran)(3, fail=True)
+    row = recorded_row(store)
+    # Format 1: no argument bytes (the last field); the digest left nil, as
+    # records were before every call kept one.
+    rewrite(store, [FORMAT_1, *row[1:5], None, *row[6:-1]])
+    with pytest.raises(durable.DefinitionChangedError) as refused:
+        flow(store, ran)(3, fail=False)
+    message = str(refused.value)
+    assert "its record has no argument digest (written by an older version of durable" in message
+    assert "arguments changed" not in message  # nothing about the call changed
+    assert ran == Counter({"double": 1, "check": 1})  # refused: nothing executed
+    rerun = flow(store, ran).with_options(on_change="rerun")
+    assert rerun(3, fail=False) == 6
+    assert ran == Counter({"double": 2, "check": 2})  # run again from the record
+
+
+def test_a_record_missing_its_fingerprint_is_refused_as_damaged(tmp_path: Path) -> None:
+    store = durable.open_store(tmp_path / "store")
+    ran: Counter[str] = Counter()
+    with pytest.raises(RuntimeError):
+        flow(store, ran)(3, fail=True)
+    row = recorded_row(store)
+    rewrite(store, [FORMAT_1, *row[1:4]])  # position, kind, name: no fingerprint on
+    with pytest.raises(durable.CorruptRecordError) as refused:
+        flow(store, ran)(3, fail=False)
+    assert refused.value.position == 0
+    assert ran == Counter({"double": 1, "check": 1})  # nothing replayed, nothing executed
+
+
+def test_a_record_with_a_nil_fingerprint_never_matches(tmp_path: Path) -> None:
+    store = durable.open_store(tmp_path / "store")
+    ran: Counter[str] = Counter()
+    with pytest.raises(RuntimeError):
+        flow(store, ran)(3, fail=True)
+    row = recorded_row(store)
+    rewrite(store, [*row[:4], "", *row[5:]])  # the fingerprint blank
+    with pytest.raises(durable.DefinitionChangedError, match="code changed"):
+        flow(store, ran)(3, fail=False)
+    assert ran == Counter({"double": 1, "check": 1})
+    assert flow(store, ran).with_options(on_change="rerun")(3, fail=False) == 6
+    assert ran == Counter({"double": 2, "check": 2})
