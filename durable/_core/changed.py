@@ -14,7 +14,6 @@ from .identity import is_token, value_digest
 from .named import NAMED
 from .written import REREAD, WRITERS
 
-
 # Said of a record without an argument digest instead of "arguments changed":
 # nothing about the call changed, its record cannot tell.
 NO_DIGEST = (
