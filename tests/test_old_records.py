@@ -97,3 +97,42 @@ def test_a_record_with_a_nil_fingerprint_never_matches(tmp_path: Path) -> None:
     assert ran == Counter({"double": 1, "check": 1})
     assert flow(store, ran).with_options(on_change="rerun")(3, fail=False) == 6
     assert ran == Counter({"double": 2, "check": 2})
+
+
+ARTIFACTS = 1 + 12  # the row's artifacts field (`StepRecord.to_bytes`)
+
+
+def test_an_artifact_entry_without_its_mtime_is_changed_not_present(tmp_path: Path) -> None:
+    # verify="mtime" keeps no digest of a file whose mtime is known: an entry
+    # that lost its mtime (older or damaged record) has nothing to compare,
+    # and None == None took a rewritten file of the same size for present.
+    store = durable.open_store(tmp_path / "store")
+    out, ran = tmp_path / "out.txt", Counter[str]()
+
+    @durable.step(verify="mtime")
+    def produce(text: str) -> str:
+        ran["produce"] += 1
+        out.write_text(text)
+        durable.artifact(out)
+        return text
+
+    @durable.step
+    def check(text: str, fail: bool) -> str:
+        ran["check"] += 1
+        if fail:
+            raise RuntimeError("down")
+        return out.read_text()
+
+    @durable.workflow(store=store, run_id="old", name="old")
+    def old(text: str, fail: bool) -> str:
+        return check(produce(text), fail)
+
+    with pytest.raises(RuntimeError):
+        old("abc", fail=True)
+    row = recorded_row(store)
+    (entry,) = row[ARTIFACTS]  # type: ignore[misc]
+    assert entry["verify"] == "mtime" and entry["digest"] is None and entry["mtime"] is not None
+    rewrite(store, [*row[:ARTIFACTS], [{**entry, "mtime": None}], *row[ARTIFACTS + 1 :]])
+    out.write_text("xyz")  # rewritten, the same size
+    assert old("abc", fail=False) == "abc"  # made again, not the rewritten file
+    assert ran == Counter({"produce": 2, "check": 2})
