@@ -1,4 +1,5 @@
-"""A mypy plugin: `@durable.workflow` on a generic `def` is a `Workflow`.
+"""A mypy plugin: `@durable.workflow` on a generic `def` is a `Workflow`,
+and a generic method reached through an instance keeps its parameters.
 
 The decorator's overloads try `Callable[P, Coroutine[Any, Any, R]]` (an
 `async def`, giving an `AsyncWorkflow`) first. mypy solves a generic
@@ -7,7 +8,7 @@ function's own type variable to fit it: `def echo(x: T) -> T` matched with
 was not. Pyright does not do this, and no ordering of the overloads tells the
 two apart for mypy. The plugin decides as the decorator does at run time
 (`inspect.iscoroutinefunction`): a function written with `def` never takes the
-async overload. Enabled by `plugins = ["durable.mypy_plugin"]` in [tool.mypy].
+async overload. The second: `bound_generic`. Enabled by `plugins = ["durable.mypy_plugin"]` in [tool.mypy].
 """
 
 from __future__ import annotations
@@ -17,13 +18,23 @@ from collections.abc import Callable
 from mypy.checker import TypeChecker
 from mypy.nodes import ARG_POS, FuncItem, TempNode
 from mypy.plugin import FunctionContext, MethodContext, Plugin
-from mypy.types import CallableType, Instance, Overloaded, Type, get_proper_type
+from mypy.types import (
+    CallableType,
+    Instance,
+    Overloaded,
+    Parameters,
+    Type,
+    UninhabitedType,
+    get_proper_type,
+)
 
 # The decorator without options, and the one `workflow(name=...)` returns.
 DECORATOR = "durable._api.decorate.workflow"
 WITH_OPTIONS = "durable._api.decorate._WorkflowDecorator.__call__"
 WORKFLOW = "durable._api.workflow.Workflow"
 ASYNC_WORKFLOW = "durable._api.workflow.AsyncWorkflow"
+# What reaching a step or workflow through an instance binds (its `__get__`).
+DESCRIPTORS = {f"{cls}.__get__" for cls in ("durable._api.step.Step", WORKFLOW, ASYNC_WORKFLOW)}
 
 
 def gives(sig: CallableType, fullname: str) -> bool:
@@ -60,11 +71,36 @@ def as_def(ctx: FunctionContext | MethodContext) -> Type:
     return result
 
 
+def bound_generic(ctx: MethodContext) -> Type:
+    """A generic method (`def same(self, x: T) -> T`) reached through an
+    instance: mypy bound it to `[Never]` parameters (its T, free in the
+    step's type, could not be matched with the first parameter taken off),
+    so every call was an error. The same type with the first parameter
+    taken off, T kept generic, as for a non-generic method."""
+    bound, owner = get_proper_type(ctx.default_return_type), get_proper_type(ctx.type)
+    if not (isinstance(bound, Instance) and isinstance(owner, Instance)) or len(bound.args) != 2:
+        return ctx.default_return_type
+    params = get_proper_type(owner.args[0]) if owner.args else None
+    never = isinstance(get_proper_type(bound.args[0]), UninhabitedType)
+    if not never or not isinstance(params, Parameters) or not params.arg_kinds:
+        return ctx.default_return_type
+    if not params.arg_kinds[0].is_positional():  # no first parameter to bind
+        return ctx.default_return_type
+    rest = params.copy_modified(
+        arg_types=params.arg_types[1:],
+        arg_kinds=params.arg_kinds[1:],
+        arg_names=params.arg_names[1:],
+    )
+    return bound.copy_modified(args=[rest, owner.args[1]])
+
+
 class DurablePlugin(Plugin):
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         return as_def if fullname == DECORATOR else None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        if fullname in DESCRIPTORS:
+            return bound_generic
         return as_def if fullname == WITH_OPTIONS else None
 
 

@@ -1,7 +1,8 @@
 """mypy on a user's program with durable's plugin (durable/mypy_plugin.py):
 a generic `def` under @durable.workflow is a Workflow, so adding a str to
 `echo(1)` is the error a plain function gives, not a complaint about a
-coroutine; `async def` stays an AsyncWorkflow. Without the plugin mypy solved
+coroutine; `async def` stays an AsyncWorkflow; a generic method takes its
+arguments. Without the plugin mypy solved
 T to fit the overload for `async def` (the bug it fixes)."""
 
 from __future__ import annotations
@@ -38,8 +39,18 @@ async def aecho(x: T) -> T:
     return x
 
 
+class Box:
+    @durable.step
+    def same(self, x: T) -> T:
+        return x
+
+    @durable.workflow
+    def flow(self, x: T) -> T:
+        return x
+
+
 def fine() -> int:
-    return echo(1) + named(2) + echo.run(3).steps_executed
+    return echo(1) + named(2) + echo.run(3).steps_executed + Box().same(4) + Box().flow(5)
 
 
 async def afine() -> int:
@@ -49,6 +60,7 @@ async def afine() -> int:
 def wrong() -> None:
     echo(1) + "a"
     named(1) + "a"
+    Box().same(1) + "a"
 
 
 async def awrong() -> None:
@@ -58,6 +70,7 @@ async def awrong() -> None:
 WRONG_SYNC = '    echo(1) + "a"'
 WRONG_NAMED = '    named(1) + "a"'
 WRONG_AWAIT = "    await echo(1)"
+WRONG_METHOD = '    Box().same(1) + "a"'
 
 CONFIG = """\
 [tool.mypy]
@@ -90,6 +103,7 @@ def test_the_plugin_types_a_generic_def_as_a_workflow(tmp_path: Path) -> None:
     assert errors == [
         f"use.py:{line_of(WRONG_SYNC)}: {operator}",
         f"use.py:{line_of(WRONG_NAMED)}: {operator}",
+        f"use.py:{line_of(WRONG_METHOD)}: {operator}",
         f"use.py:{line_of(WRONG_AWAIT)}: {awaited}",
     ], checked.stdout + checked.stderr
     assert checked.returncode == 1
@@ -99,5 +113,7 @@ def test_the_plugin_types_a_generic_def_as_a_workflow(tmp_path: Path) -> None:
 def test_without_the_plugin_mypy_takes_the_generic_def_for_async(tmp_path: Path) -> None:
     # What users who have not added the plugin see: the reason it exists.
     checked = mypy(tmp_path, CONFIG.replace('plugins = ["durable.mypy_plugin"]\n', ""))
-    fine = line_of("    return echo(1) + named(2) + echo.run(3).steps_executed")
+    fine = line_of(
+        "    return echo(1) + named(2) + echo.run(3).steps_executed + Box().same(4) + Box().flow(5)"
+    )
     assert f"use.py:{fine}: error:" in checked.stdout, checked.stdout

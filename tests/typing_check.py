@@ -249,6 +249,34 @@ async def aecho_named(x: T) -> T:
 
 
 class Generic_:
+    # mypy bound a generic method to [Never] parameters (the plugin's
+    # `bound_generic`): every call of `Generic_().same(1)` was an error.
+    @durable.workflow
+    def same(self, x: T) -> T:
+        return x
+
+    @durable.workflow
+    async def asame(self, x: T) -> T:
+        return x
+
+    @classmethod
+    @durable.workflow
+    def class_same(cls, x: T) -> T:
+        return x
+
+    @durable.step
+    def step_same(self, x: T) -> T:
+        return x
+
+    @durable.step
+    async def astep_same(self, x: T) -> T:
+        return x
+
+    @classmethod
+    @durable.step
+    def class_step(cls, x: T) -> T:
+        return x
+
     @staticmethod
     @durable.workflow
     def static_same(x: T) -> T:
@@ -268,6 +296,13 @@ assert_type(echo.resume("r").run_id, str)  # a Run (of what the run recorded), n
 assert_type(echo.with_options(run_id="r")(b"x"), bytes)
 assert_type(echo_named.with_options(run_id="r").run(1), durable.Run[int])
 assert_type(Generic_().static_same("a"), str)
+assert_type(Generic_().same(1), int)
+assert_type(Generic_().same.run(1), durable.Run[int])
+assert_type(Generic_().same.with_options(run_id="r")("a"), str)
+assert_type(Generic_().class_same(2.0), float)
+assert_type(Generic_().step_same(b"x"), bytes)
+assert_type(Generic_().class_step(1), int)
+assert_type(Generic_.class_step(1), int)
 
 
 async def ageneric() -> None:
@@ -277,3 +312,8 @@ async def ageneric() -> None:
     assert_type((await aecho.resume("r")).run_id, str)
     assert_type(await aecho.with_options(run_id="r")(1), int)
     assert_type(await Generic_().astatic_same(1), int)
+    assert_type(await Generic_().asame(1), int)
+    assert_type(await Generic_().asame.run(1), durable.Run[int])
+    assert_type(await Generic_().astep_same("a"), str)
+    assert_type(await anotes.resume("r"), durable.Run[int])
+    assert_type(await anotes.with_options(run_id="r")(1), int)
