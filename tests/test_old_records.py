@@ -136,3 +136,21 @@ def test_an_artifact_entry_without_its_mtime_is_changed_not_present(tmp_path: Pa
     out.write_text("xyz")  # rewritten, the same size
     assert old("abc", fail=False) == "abc"  # made again, not the rewritten file
     assert ran == Counter({"produce": 2, "check": 2})
+
+
+def test_a_late_single_without_an_argument_digest_is_no_copy_of_the_segments() -> None:
+    # Two records of format 1 without a digest, alike but for their output:
+    # None == None told them one call, and the disagreeing single was dropped
+    # as a late copy instead of failing closed (a missing digest never matches).
+    from durable._storage.segments import _late_copy
+
+    def row(value: int) -> bytes:
+        return msgpack.packb([FORMAT_1, 1, "step", "work", "fp", None, "msgpack",
+                              msgpack.packb(value), None, True, 1.0, 2.0, [], [], {}])  # fmt: skip
+
+    held, single = seal_record(row(10), None), row(20)
+    assert not _late_copy(single, held, None, "r", "steps/00000001")
+    digest = row(10).replace(b"\xc0", msgpack.packb("d" * 64), 1)  # the same rows, with a digest
+    assert msgpack.unpackb(digest)[5] == "d" * 64
+    with_digest = row(20).replace(b"\xc0", msgpack.packb("d" * 64), 1)
+    assert _late_copy(with_digest, seal_record(digest, None), None, "r", "steps/00000001")
