@@ -223,3 +223,97 @@ def paths_are_stores(folder: pathlib.Path) -> None:
     assert_type(durable.gc(folder, keep_last=1), list[durable.RunInfo])
     assert_type(durable.cache_info(fetch, store=folder), durable.CacheInfo)
     assert_type(durable.open_store(folder), durable.Store)
+
+
+# Generic workflows. mypy solved a generic `def`'s T to fit the overload for
+# an `async def`: `echo` was an AsyncWorkflow and `echo(1) + 1` an error. The
+# plugin (durable/mypy_plugin.py, [tool.mypy] plugins) decides as run time does.
+@durable.workflow
+def echo(x: T) -> T:
+    return x
+
+
+@durable.workflow(name="echo_named")
+def echo_named(x: T) -> T:
+    return x
+
+
+@durable.workflow
+async def aecho(x: T) -> T:
+    return x
+
+
+@durable.workflow(name="aecho_named")
+async def aecho_named(x: T) -> T:
+    return x
+
+
+class Generic_:
+    # mypy bound a generic method to [Never] parameters (the plugin's
+    # `bound_generic`): every call of `Generic_().same(1)` was an error.
+    @durable.workflow
+    def same(self, x: T) -> T:
+        return x
+
+    @durable.workflow
+    async def asame(self, x: T) -> T:
+        return x
+
+    @classmethod
+    @durable.workflow
+    def class_same(cls, x: T) -> T:
+        return x
+
+    @durable.step
+    def step_same(self, x: T) -> T:
+        return x
+
+    @durable.step
+    async def astep_same(self, x: T) -> T:
+        return x
+
+    @classmethod
+    @durable.step
+    def class_step(cls, x: T) -> T:
+        return x
+
+    @staticmethod
+    @durable.workflow
+    def static_same(x: T) -> T:
+        return x
+
+    @staticmethod
+    @durable.workflow
+    async def astatic_same(x: T) -> T:
+        return x
+
+
+assert_type(echo(1), int)
+assert_type(echo("a") + "b", str)
+assert_type(echo_named(1.5), float)
+assert_type(echo.run(1), durable.Run[int])
+assert_type(echo.resume("r").run_id, str)  # a Run (of what the run recorded), not an awaitable
+assert_type(echo.with_options(run_id="r")(b"x"), bytes)
+assert_type(echo_named.with_options(run_id="r").run(1), durable.Run[int])
+assert_type(Generic_().static_same("a"), str)
+assert_type(Generic_().same(1), int)
+assert_type(Generic_().same.run(1), durable.Run[int])
+assert_type(Generic_().same.with_options(run_id="r")("a"), str)
+assert_type(Generic_().class_same(2.0), float)
+assert_type(Generic_().step_same(b"x"), bytes)
+assert_type(Generic_().class_step(1), int)
+assert_type(Generic_.class_step(1), int)
+
+
+async def ageneric() -> None:
+    assert_type(await aecho(1), int)
+    assert_type(await aecho_named("a"), str)
+    assert_type(await aecho.run(1), durable.Run[int])
+    assert_type((await aecho.resume("r")).run_id, str)
+    assert_type(await aecho.with_options(run_id="r")(1), int)
+    assert_type(await Generic_().astatic_same(1), int)
+    assert_type(await Generic_().asame(1), int)
+    assert_type(await Generic_().asame.run(1), durable.Run[int])
+    assert_type(await Generic_().astep_same("a"), str)
+    assert_type(await anotes.resume("r"), durable.Run[int])
+    assert_type(await anotes.with_options(run_id="r")(1), int)

@@ -14,6 +14,14 @@ from .identity import is_token, value_digest
 from .named import NAMED
 from .written import REREAD, WRITERS
 
+# Said of a record without an argument digest instead of "arguments changed":
+# nothing about the call changed, its record cannot tell.
+NO_DIGEST = (
+    "its record has no argument digest (written by an older version of durable, before "
+    "every call kept one, or damaged), so this call cannot be told the same as the one "
+    "recorded"
+)
+
 
 def arguments_changed(
     rec: StepRecord, digest: str | None, call: tuple[tuple[Any, ...], dict[str, Any]] | None
@@ -22,6 +30,8 @@ def arguments_changed(
     `digest` now; `call` (the arguments, when known) is shown."""
     if rec.kind == INPUT_KIND:
         return _answered_for_others(rec, digest)
+    if rec.args_digest is None:  # `replayrow.same_fields`: never the same call
+        return NO_DIGEST
     if is_token(digest) or is_token(rec.args_digest):
         return _undigestable(rec, digest, call)
     now_called = ""

@@ -209,7 +209,10 @@ def _state(entry: dict[str, Any], store: Store | None) -> str:
         if verify == "mtime" and mtime is not None and entry["mtime"] is not None:
             return "present" if mtime == entry["mtime"] else "changed"
         # Unknown then or now: None == None is no sameness. Its content
-        # decides (a record that kept none is changed: fail closed).
+        # decides (a record that kept none is changed: fail closed). Under
+        # "mtime" an entry that lost its mtime (older or damaged) has none.
+        if entry.get("digest") is None:
+            return "changed"
     now = describe(entry["url"], verify, store)
     if now is None:
         return "missing"

@@ -201,6 +201,8 @@ def _late_copy(single: bytes, held: bytes | None, key: bytes | None, run_id: str
         late = StepRecord.from_bytes(single)
     except Exception:  # not an operation record (a timer's), or not one of this format
         return False
+    if mine.args_digest is None:  # an older durable's: no call to tell it the same as
+        return False
     fields = ("position", "kind", "name", "fingerprint", "args_digest")
     return all(getattr(mine, f) == getattr(late, f) for f in fields)
 
