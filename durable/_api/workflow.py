@@ -144,7 +144,7 @@ class Workflow(Steering, Generic[P, R]):
     @at_callers
     def delete(self, run_id: str, /) -> None:
         """Remove a run's records; `RunLockedError` while a process runs it."""
-        from .._manage.runs import delete_run
+        from .._manage.delete import delete_run
         delete_run(self._store(), self.name, run_id)
 
     @said_takes
