@@ -1,8 +1,8 @@
-"""Looking back at runs: listing them, reading their manifests, deleting one.
+"""Looking back at runs: listing them, reading their manifests.
 
 Plain functions over a `Store` and a workflow name, so that the command line
 can manage runs without importing the workflow's code; `Workflow.runs()`
-and `.delete()` delegate here (gc lives in `cleanup`, history in
+delegates here (gc lives in `cleanup`, history in
 `history`, forking in `fork`, deleting in `delete`)."""
 
 from __future__ import annotations
