@@ -14,8 +14,8 @@ from .._core.context import active_run
 from .._core.run import Options
 from .._storage.base import Store
 from ..errors import ConfigurationError
+from .decoration import check_naming, outermost, refuse_generators
 from .options import check_options
-from .step import check_naming, outermost, refuse_generators
 from .workflow import AsyncWorkflow, Workflow
 
 P = ParamSpec("P")
