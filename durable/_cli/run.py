@@ -10,10 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import on_event
+from .._api.asyncworkflow import AsyncWorkflow
 from .._api.chosen import made_note
 from .._api.naming import started_other_way
 from .._api.signals import stop_on_signals
-from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
+from .._api.workflow import Workflow, bind_call, run_id_of, store_of
 from .._errortext import id_word, program, shell_words, try_said
 from .._manage.runs import list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
