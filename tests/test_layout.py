@@ -28,6 +28,7 @@ LAZY_OK = {"distributed", "s3fs", "opentelemetry", "_pytest"}
 # package, imported module or package): why there.
 LAZY_ON_USE = {
     ("durable._storage.codec", "durable._storage.codec_pickle"): "cloudpickle: non-plain values",
+    ("durable._storage.codec", "durable._storage.picklescan"): "cloudpickle: an unkept output looked for in a value",
     ("durable._storage.crc", "isal"): "ISA-L's CRC32: the first large body summed",
     ("durable._storage.factory", "durable._storage.objects"): "fsspec: URL stores only",
     ("durable._storage.files", "durable._storage.objects"): "fsspec: URL artifacts only",

@@ -208,6 +208,6 @@ def loads_callable(data: bytes) -> Any:
 
 def holds_any(value: Any, seen: Callable[[Any], bool]) -> bool:
     """Whether value's stored bytes would hold an object `seen` answers True for."""
-    from . import codec_pickle
+    from . import picklescan
 
-    return codec_pickle.holds_any(value, seen)
+    return picklescan.holds_any(value, seen)
