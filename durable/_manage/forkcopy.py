@@ -18,7 +18,8 @@ from .._storage.keys import (
     position_of,
     record_name,
 )
-from .._storage.records import StepRecord, keep_encoded, load_stored, seal, unseal
+from .._storage.records import StepRecord, keep_encoded, seal, unseal
+from .._storage.storedread import load_stored
 from ..errors import ConfigurationError, CorruptRecordError, SerializationError
 
 

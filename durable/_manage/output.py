@@ -10,7 +10,8 @@ from typing import Any
 from .._storage import codec
 from .._storage.base import Store
 from .._storage.keys import record_name
-from .._storage.records import StepRecord, decode_stored, load_stored, stored_bytes
+from .._storage.records import StepRecord
+from .._storage.storedread import decode_stored, load_stored, stored_bytes
 from .._valuetext import preview_of
 from ..errors import CorruptRecordError
 from .runs import RunInfo

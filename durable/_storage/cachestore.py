@@ -32,14 +32,8 @@ from .base import SHARED_BLOBS, Store
 from .clock import now
 from .local import LocalStore
 from .localfs import Identity, current, read
-from .records import (
-    StepRecord,
-    decode_stored,
-    encode_record,
-    keep_encoded,
-    seal,
-    unseal,
-)
+from .records import StepRecord, encode_record, keep_encoded, seal, unseal
+from .storedread import decode_stored
 
 AREA = "cache/"
 ENTRIES = AREA + "entries/"
