@@ -23,7 +23,7 @@ from .._fingerprint.madewith import same_snapshots
 from .._storage.base import Store
 from .._storage.factory import open_store
 from .._storage.fence import Held
-from .._storage.keys import check_key_part
+from .._storage.keycheck import check_key_part
 from ..errors import ConfigurationError
 from .bound import Bound, BoundWorkflow, Takes
 from .chosen import chosen

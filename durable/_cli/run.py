@@ -18,7 +18,7 @@ from .._api.workflow import Workflow, bind_call, run_id_of, store_of
 from .._errortext import id_word, program, shell_words, try_said
 from .._manage.runs import list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
-from .._storage.keys import check_key_part
+from .._storage.keycheck import check_key_part
 from ..errors import Cancelled, DurableError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
 from .common import (

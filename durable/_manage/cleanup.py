@@ -14,7 +14,8 @@ from .._errortext import warn
 from .._storage.base import SHARED_BLOBS, Store
 from .._storage.clock import now
 from .._storage.factory import open_store
-from .._storage.keys import check_names, is_run_object
+from .._storage.keycheck import check_names
+from .._storage.keys import is_run_object
 from ..errors import (
     ConfigurationError,
     LeaseLostError,

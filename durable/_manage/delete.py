@@ -5,7 +5,7 @@ the run that was chosen."""
 from __future__ import annotations
 
 from .._storage.base import Store
-from .._storage.keys import check_names
+from .._storage.keycheck import check_names
 from .._storage.lease import LEASE_TTL
 from ..errors import RunNotFoundError
 from .reads import run_objects

@@ -10,14 +10,8 @@ from typing import Any
 from .._errortext import shell_words
 from .._storage.base import Store
 from .._storage.clock import now
-from .._storage.keys import (
-    Position,
-    check_key_part,
-    check_names,
-    is_step_record,
-    new_incarnation,
-    position_of,
-)
+from .._storage.keycheck import check_key_part, check_names
+from .._storage.keys import Position, is_step_record, new_incarnation, position_of
 from .._storage.lease import LEASE_TTL
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.manifest import write_manifest

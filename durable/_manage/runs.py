@@ -14,14 +14,8 @@ from typing import Any
 from .._errortext import and_list, near, shell_words
 from .._frozen import Frozen, dataclass
 from .._storage.base import Store
-from .._storage.keys import (
-    as_position,
-    check_key_part,
-    check_names,
-    is_step_record,
-    manifest_key,
-    position_of,
-)
+from .._storage.keycheck import check_key_part, check_names
+from .._storage.keys import as_position, is_step_record, manifest_key, position_of
 from .._storage.manifest import decode_manifest, manifest_arguments
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.noted import noted_level
