@@ -216,7 +216,7 @@ def test_a_file_of_another_member_of_the_group_is_named_with_its_owner(tmp_path:
     """A team mate's resume refused on the lease said "check the permissions
     of the store's folder": a shared folder is group-writable, so that
     found nothing; the file was the other member's, 0640 under umask 027."""
-    from durable._storage.localfs import local_error
+    from durable._storage.localerrors import local_error
 
     lease = tmp_path / "lease"
     lease.touch(mode=0o640)

@@ -17,6 +17,7 @@ from . import localfs as fs
 from .base import SHARED_BLOBS, STORE_OPTIONS, Store
 from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
+from .localerrors import local_error
 from .locallevels import RunLevels
 from .log import LOG_NAME, NOFOLLOW, RunLog, fsync_dir
 from .logrecords import LogRecords
@@ -63,7 +64,7 @@ class LocalStore(RunLevels, Store):
         return os.path.join(self.root, key)
 
     def _error(self, what: str, e: OSError) -> StorageError:
-        return fs.local_error(self.url, what, e, self.root)
+        return local_error(self.url, what, e, self.root)
 
     # -- primitives ----------------------------------------------------------
     def get(self, key: str) -> bytes | None:

@@ -13,7 +13,7 @@ from ..errors import StorageError
 from . import localfs as fs
 from .base import SHARED_BLOBS
 from .durability import resolve_durability, stronger
-from .localfs import local_error
+from .localerrors import local_error
 from .log import LOG_NAME, NOFOLLOW, fsync_dir
 
 if TYPE_CHECKING:
