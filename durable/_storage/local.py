@@ -134,15 +134,10 @@ class LocalStore(RunLevels, Store):
         if run not in self._held:
             fs.make_folder(self.root, folder, sync=sync)
             return
-        path, made = self._path("/".join(parts[:2])), []
+        path = self._path("/".join(parts[:2]))
         try:
             fs.real_folder(path)
-            for part in parts[2:]:
-                path = os.path.join(path, part)
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(path)
-                    made.append(path)
-                fs.real_folder(path)
+            made = fs.make_below(path, parts[2:])
             if sync:
                 fs.synced_into(made)
         except FileNotFoundError:

@@ -39,15 +39,23 @@ def make_folder(root: str, folder: str, *, sync: bool = False) -> None:
     made is synced into its parent (`synced_into`)."""
     made = [] if os.path.isdir(root) else [root]
     os.makedirs(root, exist_ok=True)
-    path = root
-    for part in parts(root, folder):
+    made += make_below(root, parts(root, folder))
+    if sync:
+        synced_into(made)
+
+
+def make_below(path: str, names: list[str]) -> list[str]:
+    """Make the folders `names` one below the other under `path`, one
+    `mkdir` each, refusing (ELOOP) one that is a symlink or not a folder;
+    the folders made."""
+    made = []
+    for part in names:
         path = os.path.join(path, part)
         with contextlib.suppress(FileExistsError):
             os.mkdir(path)
             made.append(path)
         real_folder(path)
-    if sync:
-        synced_into(made)
+    return made
 
 
 def synced_into(made: list[str]) -> None:

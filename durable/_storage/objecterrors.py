@@ -5,6 +5,7 @@ for the faults a user can fix (network, the endpoint, a missing bucket)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 NO_BUCKET = "the bucket does not exist (any more): create it or fix the URL"
 
@@ -19,10 +20,7 @@ def bucket_gone(e: BaseException) -> bool:
 def network_advice(e: BaseException, s3: bool = False) -> str:
     """Network advice, for network faults only; on S3, where the endpoint
     came from, since a wrong AWS_ENDPOINT_URL fails just like no network."""
-    link: BaseException | None = e
-    for _ in range(8):  # the chain of causes, never walked forever
-        if link is None:
-            break
+    for link in _chain(e):
         names = [c.__name__ for c in type(link).__mro__]
         if isinstance(link, (ConnectionError, TimeoutError)) or any(
             "Connect" in n or "Timeout" in n for n in names
@@ -35,7 +33,6 @@ def network_advice(e: BaseException, s3: bool = False) -> str:
                 "check the URL, credentials and network, and the endpoint: the store's "
                 f"endpoint_url= if given, else $AWS_ENDPOINT_URL ({now})"
             )
-        link = link.__cause__ or link.__context__
     return ""
 
 
@@ -51,14 +48,10 @@ _DENIED = (
 
 def _error_code(e: BaseException) -> str | None:
     """S3's error code (AccessDenied, NoSuchBucket, ...) in the chain of causes."""
-    link: BaseException | None = e
-    for _ in range(8):  # the chain of causes, never walked forever
-        if link is None:
-            break
+    for link in _chain(e):
         error = getattr(link, "response", None)
         if isinstance(error, dict) and isinstance(error.get("Error"), dict):
             return str(error["Error"].get("Code"))
-        link = link.__cause__ or link.__context__
     return None
 
 
@@ -69,3 +62,13 @@ def cause_text(e: BaseException) -> str:
     elif isinstance(e, PermissionError) or "credential" in text.lower():
         text += " (check the credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or key=/secret=)"
     return text
+
+
+def _chain(e: BaseException) -> Iterator[BaseException]:
+    """e, then its causes (explicit, else implicit): eight at the most, never walked forever."""
+    link: BaseException | None = e
+    for _ in range(8):
+        if link is None:
+            return
+        yield link
+        link = link.__cause__ or link.__context__
