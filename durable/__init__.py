@@ -37,12 +37,13 @@ from .errors import (
 # `_typing.TYPE_CHECKING`, not an alias of it: mypy takes no alias for it, read
 # both branches, and so __getattr__: `durable.anything` was an Any, no error.
 if _typing.TYPE_CHECKING:
+    from ._api.asyncworkflow import AsyncWorkflow
     from ._api.decorate import workflow
     from ._api.load import load
     from ._api.ops import asleep, loop_over, sleep, suspend, wait_for
     from ._api.signals import clear_stop, request_stop, stop_on_signals, stop_requested
     from ._api.step import Step, step
-    from ._api.workflow import AsyncWorkflow, Workflow
+    from ._api.workflow import Workflow
     from ._core.artifacts import artifact
     from ._core.cacheoption import Cache
     from ._core.context import Run, RunContext, current_run
@@ -131,7 +132,7 @@ _HOMES = {
     "stop_requested": "._api.signals",
     "Step": "._api.step",
     "step": "._api.step",
-    "AsyncWorkflow": "._api.workflow",
+    "AsyncWorkflow": "._api.asyncworkflow",
     "Workflow": "._api.workflow",
     "Cancellation": "._manage.cancel",
     "workflow": "._api.decorate",

@@ -1,7 +1,7 @@
 """The exception tree. Every error carries structured fields and a message
 that says what to do next. This module imports nothing from the package
-but the leaf `_errortext` (which imports nothing of durable), so every part
-of it may raise these.
+but the leaves `_errortext`, `_damagetext` and `_valuetext` (which import
+nothing of durable), so every part of it may raise these.
 
     DurableError                      every error durable raises
     ├── RunNotFoundError              (also a LookupError)
@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._damagetext import artifact_missing_text, corrupt_record_text
 from ._errortext import (
     RERUN,
     Position,
@@ -184,30 +185,7 @@ class CorruptRecordError(DurableError):
         advice: str | None = None, newer: int | None = None, unloadable: bool = False,
     ) -> None:
         self.run_id, self.position, self.key, self.newer = run_id, position, key, newer
-        if newer is not None:  # nothing to restart or remove: its writer reads it
-            super().__init__(
-                f"run {run_id!r}: {key} was written by a newer version of durable (format {newer};"
-                f" this one reads {why}). It was not used and is not damaged: upgrade durable "
-                "here (pip install -U durable-fn); the version that wrote it can resume it."
-            )
-            return
-        if position is not None:
-            # `unloadable`: intact, but what it holds cannot be rebuilt here.
-            state = "cannot be loaded" if unloadable else "is damaged"
-            what = f"the record at position {position} ({key}) {state}"
-            fallback = (
-                "Start the run afresh with restart=True (durable run --restart); on an "
-                "object store, deleting just that object re-runs only that operation"
-            )
-        else:
-            manifest = key == "run" or key.endswith("/run")
-            what = f"the run's {'manifest' if manifest else 'records'} ({key}) "
-            what += "is damaged" if manifest else "are damaged"
-            fallback = "Start the run afresh with restart=True (durable run --restart)"
-        super().__init__(
-            f"run {run_id!r}: {what}: {why}. It was not used. {advice or fallback}, or remove "
-            "the run with `durable rm`."
-        )
+        super().__init__(corrupt_record_text(run_id, position, key, why, advice, newer, unloadable))
 
 
 class IntegrityError(DurableError):
@@ -298,20 +276,7 @@ class ArtifactMissingError(DurableError):
         self.run_id, self.position, self.step = run_id, position, step
         self.url = url
         self.state = state
-        if state == "not produced":
-            detail = (
-                f"step {step!r} (position {position}) registered the artifact {url} but it "
-                "did not exist when the step returned; the step was not recorded. Register "
-                "the path after writing it, or fix the path, and call again."
-            )
-        else:
-            detail = (
-                f"the artifact {url} produced by step {step!r} (position {position}) is now "
-                f"{state}, and the step has artifacts_policy='refuse' so it was not run "
-                "again; nothing after it ran. Restore the artifact and call again, or start "
-                "fresh with restart=True."
-            )
-        super().__init__(f"run {run_id!r}: {detail}")
+        super().__init__(artifact_missing_text(run_id, position, step, url, state))
 
 
 class ConfigurationError(DurableError, ValueError):

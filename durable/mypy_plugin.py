@@ -32,7 +32,7 @@ from mypy.types import (
 DECORATOR = "durable._api.decorate.workflow"
 WITH_OPTIONS = "durable._api.decorate._WorkflowDecorator.__call__"
 WORKFLOW = "durable._api.workflow.Workflow"
-ASYNC_WORKFLOW = "durable._api.workflow.AsyncWorkflow"
+ASYNC_WORKFLOW = "durable._api.asyncworkflow.AsyncWorkflow"
 # What reaching a step or workflow through an instance binds (its `__get__`).
 DESCRIPTORS = {f"{cls}.__get__" for cls in ("durable._api.step.Step", WORKFLOW, ASYNC_WORKFLOW)}
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._storage import cacheblob, cachemarks, cachestore
+from durable._storage import cacheblob, cachemarks, cachescan, cachestore
 from durable._storage.records import StepRecord, seal, sealed_body, unseal
 from durable.testing import FakeClock
 from tests.conftest import Place, only_cache_entry
@@ -71,7 +71,7 @@ def _computed_again(store: durable.Store, key: str, intact: bytes) -> None:
 def test_a_flipped_byte_in_any_chunk_is_a_miss(place: Place, signed: bool, where: int) -> None:
     store = place.open(blob_threshold=64, signing_key=b"k" * 32 if signed else None)
     key, raw, head = _stored(store)
-    [entry] = cachestore.all_entries(store)
+    [entry] = cachescan.all_entries(store)
     sums = entry.record.extra[cacheblob.SUMS]
     assert sums["chunk"] == CHUNK and len(sums["sha256" if signed else "crc32"]) == 5
     at = head + where
@@ -99,7 +99,7 @@ def _rewrite_entry(store: durable.Store, edit: Edit) -> None:
     [key] = store.list(cachestore.BLOBS)
     blob = store.get(key)
     assert blob is not None
-    [entry] = cachestore.all_entries(store)
+    [entry] = cachescan.all_entries(store)
     raw = store.get(entry.key)
     assert raw is not None
     body = unseal(raw, store.signing_key, run_id="", position=None, name=entry.key)
@@ -203,7 +203,7 @@ def test_a_hit_refreshes_the_use_time_at_most_once_a_minute(
     assert used(1) == 2  # computed: its use time is its creation
 
     def use_time() -> float:
-        entries = cachestore.all_entries(store)
+        entries = cachescan.all_entries(store)
         return cachemarks.last_used(store, entries)[only_cache_entry(store)]
 
     for later, expected in [(10, 0), (61, 61), (90, 61), (120, 61), (122, 122)]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._storage import cacheblob, cachestore, codec
+from durable._storage import cacheblob, cachescan, cachestore, codec
 from durable._storage.records import StepRecord, seal, unseal
 from tests.conftest import Place, only_cache_entry
 
@@ -61,7 +61,7 @@ def test_a_flipped_byte_in_a_large_cached_array_is_refused(place: Place, signed:
     assert np.array_equal(_array_flow(store, "first")(7), expected)
     assert np.array_equal(_array_flow(store, "second")(7), expected)  # a hit
     assert CALLS["array"] == 1
-    [entry] = cachestore.all_entries(store)
+    [entry] = cachescan.all_entries(store)
     # Which check guards the blob: a CRC32 per chunk unsigned, a SHA-256 per
     # chunk under a signed entry.
     sums = entry.record.extra[cacheblob.SUMS]
@@ -154,7 +154,7 @@ def test_an_array_is_read_without_a_copy_and_is_the_callers(
         return {"c": np.arange(n, dtype=np.float64), "f": np.ones((3, n), order="F")}
 
     first = arrays(200_000)
-    [entry] = cachestore.all_entries(durable.open_store(tmp_path / "store"))
+    [entry] = cachescan.all_entries(durable.open_store(tmp_path / "store"))
     assert entry.record.encoding == codec.PICKLE_OOB and entry.record.blob is not None
     a, b = arrays(200_000), arrays(200_000)
     assert CALLS["arrays"] == 1

@@ -235,11 +235,11 @@ def stamp(n: int) -> list[int]:
 _OTHER_PROCESS = """
 import sys
 import durable
-from durable._storage import cachestore
+from durable._storage import cachescan, cachestore
 from tests.test_cache_read import stamp
 
 store = durable.open_store(sys.argv[1])
-cachestore.remove(store, [e.key for e in cachestore.scan_entries(store)[0]])
+cachestore.remove(store, [e.key for e in cachescan.scan_entries(store)[0]])
 if sys.argv[2] == "recompute":
     print(stamp(1)[1])
 """

@@ -35,7 +35,7 @@ from durable._manage.cache import CacheInfo, EntryInfo
 from durable._manage.cancel import Cancellation
 from durable._manage.history import FailedAttempt, StepInfo, _Raw
 from durable._manage.runs import RunInfo
-from durable._storage import cachestore, segments
+from durable._storage import cachescan, cachestore, segments
 from durable._storage.files import _Entry
 from durable._storage.records import Attempt, RunRecord, StepRecord
 
@@ -43,7 +43,7 @@ EVENTS = [c for c in vars(events).values() if isinstance(c, type) and issubclass
 CLASSES = [*EVENTS, RetryPolicy, Options, Fingerprint, _Entry]
 CLASSES += [RunInfo, StepInfo, FailedAttempt, EntryInfo, CacheInfo, Cancellation, Run, Progress]
 PLAIN = [Definition, Call, Pause, Wait, Ticket, _Installed, Attempt, StepRecord, RunRecord]
-PLAIN += [cachestore.Entry, cachestore.Unverified, segments.Snapshot, _Raw, RunState, Analysis]
+PLAIN += [cachestore.Entry, cachescan.Unverified, segments.Snapshot, _Raw, RunState, Analysis]
 SAMPLE = {"str": "s", "int": 3, "float": 2.5, "bool": True}
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._manage.runs import delete_run
+from durable._manage.delete import delete_run
 from durable._storage.pidspace import pid_space
 from tests.conftest import Place
 

@@ -213,7 +213,7 @@ def test_rm_against_a_starter_that_opened_the_lease_file_first(
     locks the deleted file, must notice, and find the run held."""
     import threading
 
-    from durable._manage import runs as run_management
+    from durable._manage import delete as run_management
     from durable._storage import lease as leases
 
     store_root = tmp_path / "s"

@@ -1,6 +1,6 @@
 """A whole-store `gc` listed the store twice: once for the runs' manifests,
 once more for the objects left without one. Each leftover is judged again
-under its lease (`runs.delete_run(leftover=True)`: kept when a manifest is
+under its lease (`delete.delete_run(leftover=True)`: kept when a manifest is
 there by then), so one listing serves both: on S3, a listing of a big store
 is thousands of requests."""
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._manage.runs import delete_run
+from durable._manage.delete import delete_run
 
 ran: list[int] = []
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import durable
+from durable._manage.delete import delete_run
 from durable._manage.fork import fork_run
-from durable._manage.runs import delete_run
 
 pytestmark = pytest.mark.slow  # moto's server
 

@@ -26,7 +26,7 @@ ran: list[int] = []
 failing = [True]
 CHILD = """\
 import sys, durable
-from durable._manage.runs import delete_run
+from durable._manage.delete import delete_run
 store = durable.open_store(sys.argv[1], blob_threshold=1024)
 print("STARTED", flush=True)
 delete_run(store, "rb47", "r")

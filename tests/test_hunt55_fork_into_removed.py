@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import durable
+from durable._manage.delete import delete_run
 from durable._manage.fork import fork_run
-from durable._manage.runs import delete_run
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # a real process killed, moto's server

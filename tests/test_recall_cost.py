@@ -93,10 +93,10 @@ class _Counted(frozenset[str]):
 def test_a_run_key_is_checked_once_and_a_bad_one_every_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from durable._storage import keys
+    from durable._storage import keycheck
 
-    monkeypatch.setattr(keys, "_BAD_KEY_CHARS", _Counted(keys._BAD_KEY_CHARS))
-    monkeypatch.setattr(keys, "_VALID", set())
+    monkeypatch.setattr(keycheck, "_BAD_KEY_CHARS", _Counted(keycheck._BAD_KEY_CHARS))
+    monkeypatch.setattr(keycheck, "_VALID", set())
 
     @durable.workflow(store=str(tmp_path), name="keyed", run_id="r-1")
     def flow() -> int:
@@ -110,11 +110,11 @@ def test_a_run_key_is_checked_once_and_a_bad_one_every_time(
         with pytest.raises(durable.ConfigurationError):
             flow.with_options(run_id="../r-1")()
     with pytest.raises(durable.ConfigurationError):
-        keys.check_key_part("run id", "a b")
-    assert "a b" not in keys._VALID and "../r-1" not in keys._VALID
+        keycheck.check_key_part("run id", "a b")
+    assert "a b" not in keycheck._VALID and "../r-1" not in keycheck._VALID
 
     class Id(str):
         pass
 
-    assert keys.check_key_part("run id", Id("r-1")) == "r-1"  # a subclass: checked whole
+    assert keycheck.check_key_part("run id", Id("r-1")) == "r-1"  # a subclass: checked whole
     assert _Counted.calls > before

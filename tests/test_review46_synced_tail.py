@@ -1,7 +1,7 @@
 """Damage at the END of a local run log, in bytes a sync covered (a run
 under "batch" whose syncs marked them, `syncmark`): the last record zeroed,
 or the file cut short inside it. hunt47 made the resume refuse it
-(`logentry.short_of`), but the read that found it had cut those bytes off
+(`logcut.short_of`), but the read that found it had cut those bytes off
 the file first (as a torn tail), fsynced: a record a sync had made durable
 was destroyed by a reader, and the refusal's byte pointed at nothing. The
 reader no longer cuts below the mark."""

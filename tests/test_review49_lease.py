@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import durable
-from durable._manage.runs import delete_run
+from durable._manage.delete import delete_run
 from durable._storage.lease import owner_doc
 from durable._storage.objectlease import ObjectLease
 from tests import forkcli

@@ -21,7 +21,7 @@ import pytest
 
 import durable
 from durable._manage.cleanup import leftovers
-from durable._manage.runs import delete_run
+from durable._manage.delete import delete_run
 from tests import forkcli
 from tests.conftest import ROOT
 

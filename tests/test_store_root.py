@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import durable
-from durable._manage import runs
+from durable._manage import delete, runs
 
 from .clikit import child_env
 from .clikit import durable as durable_cli
@@ -102,7 +102,7 @@ def test_rm_and_gc_never_delete_through_a_symlinked_folder(
     removed = durable_cli(tmp_path, "rm", run_id, "--workflow", workflow, env=env)
     assert removed.returncode == 1 and "a symlink inside the store" in removed.stderr
     with pytest.raises(durable.StorageError, match="never writes or deletes through a symlink"):
-        runs.delete_run(store, workflow, run_id)
+        delete.delete_run(store, workflow, run_id)
     durable.gc(store, keep_last=0)
     assert sorted(p.name for p in outside.rglob("*")) == before
     assert (outside / "precious").read_text() == "keep me"
@@ -180,7 +180,7 @@ def test_a_run_removed_while_the_store_is_listed_is_left_out(
         # "wf" (which found "b") and the listing of "b" itself.
         if str(path).endswith(os.sep + os.path.join("wf", "b")) and not removed:
             removed.append(True)
-            runs.delete_run(durable.open_store(tmp_path / "s"), "wf", "b")
+            delete.delete_run(durable.open_store(tmp_path / "s"), "wf", "b")
         return scandir(path)
 
     monkeypatch.setattr(localfs.os, "scandir", scandir_then_remove)
@@ -216,7 +216,7 @@ def test_a_file_of_another_member_of_the_group_is_named_with_its_owner(tmp_path:
     """A team mate's resume refused on the lease said "check the permissions
     of the store's folder": a shared folder is group-writable, so that
     found nothing; the file was the other member's, 0640 under umask 027."""
-    from durable._storage.localfs import local_error
+    from durable._storage.localerrors import local_error
 
     lease = tmp_path / "lease"
     lease.touch(mode=0o640)

@@ -34,7 +34,8 @@ from .._storage.base import Store
 from .._storage.clock import now
 from .._storage.factory import store_at
 from .._storage.fence import Held
-from .._storage.keys import MAX_KEY_PART, Position, as_position, check_key_part, format_position
+from .._storage.keycheck import MAX_KEY_PART, check_key_part
+from .._storage.keys import Position, as_position, format_position
 from .._storage.manifest import decode_manifest
 from .._storage.records import StepRecord
 from ..errors import (

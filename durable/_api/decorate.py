@@ -14,9 +14,10 @@ from .._core.context import active_run
 from .._core.run import Options
 from .._storage.base import Store
 from ..errors import ConfigurationError
+from .asyncworkflow import AsyncWorkflow
+from .decoration import check_naming, outermost, refuse_generators
 from .options import check_options
-from .step import check_naming, outermost, refuse_generators
-from .workflow import AsyncWorkflow, Workflow
+from .workflow import Workflow
 
 P = ParamSpec("P")
 R = TypeVar("R")

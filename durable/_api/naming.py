@@ -14,7 +14,7 @@ from .._core.definition import BODY_KEY
 from .._fingerprint.changes import IDENTITY
 from .._fingerprint.reach import default_name, importable, script_name
 from .._storage.base import Store
-from .._storage.keys import check_names
+from .._storage.keycheck import check_names
 from .._storage.manifest import decode_manifest
 from ..errors import DurableError
 

@@ -12,7 +12,7 @@ from typing import Any
 from .._core.run import Options
 from .._settings import check
 from .._storage.durability import check_level
-from .._storage.keys import check_key_part
+from .._storage.keycheck import check_key_part
 from ..errors import ConfigurationError
 
 

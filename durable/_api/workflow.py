@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
 from .._calls import an_option, at_callers, callers, keywords
 from .._core.arguments import check_overrides, derive_run_id
 from .._core.context import Run, caller_run
 from .._core.definition import Definition
-from .._core.plan import Plan, drive_async, drive_sync
+from .._core.plan import Plan, drive_sync
 from .._core.recall import recalled
 from .._core.run import Options, run_locked
 from .._core.signature import signature_of
@@ -23,16 +23,16 @@ from .._fingerprint.madewith import same_snapshots
 from .._storage.base import Store
 from .._storage.factory import open_store
 from .._storage.fence import Held
-from .._storage.keys import check_key_part
+from .._storage.keycheck import check_key_part
 from ..errors import ConfigurationError
-from .bound import AsyncBound, Bound, BoundWorkflow, Takes
+from .bound import Bound, BoundWorkflow, Takes
 from .chosen import chosen
 from .definition import definition_of, own_fingerprint
 from .naming import default_workflow_name, holder, started_other_way, twin_names, twin_runs
 from .options import check_options
 from .progress_file import following, progress_path
 from .retention import prune
-from .steer import AsyncSteering, Steering
+from .steer import Steering
 from .takes import said_takes
 
 if TYPE_CHECKING:  # run management loads when a method below is called
@@ -144,7 +144,7 @@ class Workflow(Steering, Generic[P, R]):
     @at_callers
     def delete(self, run_id: str, /) -> None:
         """Remove a run's records; `RunLockedError` while a process runs it."""
-        from .._manage.runs import delete_run
+        from .._manage.delete import delete_run
         delete_run(self._store(), self.name, run_id)
 
     @said_takes
@@ -270,61 +270,3 @@ def bind_call(wf: Workflow[Any, Any], kwargs: dict[str, Any]) -> inspect.BoundAr
 def run_id_of(wf: Workflow[Any, Any], bound: inspect.BoundArguments) -> str:
     """The run id the call would have (given, or derived from its arguments)."""
     return wf._run_id(bound)
-
-
-class AsyncWorkflow(AsyncSteering, Workflow[P, R]):
-    """A workflow over an `async def`: calling it gives a coroutine."""
-
-    def __init__(
-        self, fn: Callable[..., Any], name: str | None, version: str | None, options: Options
-    ) -> None:
-        super().__init__(fn, name, version, options)
-        # These make inspect.iscoroutinefunction() see a coroutine function.
-        self.__code__ = fn.__code__
-        self.__defaults__ = fn.__defaults__
-        self.__kwdefaults__ = fn.__kwdefaults__
-        self.__annotations__ = getattr(fn, "__annotations__", {})
-
-    async def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:  # type: ignore[override]
-        return await drive_async(self._call_plan(args, kwargs))
-
-    async def run(self, *args: P.args, **kwargs: P.kwargs) -> Run[R]:  # type: ignore[override]
-        return await drive_async(self._plan(args, kwargs))
-
-    @said_takes
-    async def resume(  # type: ignore[override]
-        self, run_id: str, /, *, inputs: dict[str, Any] | None = None, **overrides: Any
-    ) -> Run[R]:
-        plan = self._plan((), {}, resume_id=run_id, overrides=overrides, inputs=inputs)
-        return await drive_async(plan)
-
-    @said_takes
-    async def fork(  # type: ignore[override]
-        self,
-        run_id: str,
-        /,
-        at: int,
-        *,
-        new_run_id: str | None = None,
-        mutate: Callable[[Any], Any] | None = None,
-        **overrides: Any,
-    ) -> Run[R]:
-        return await self.resume(self._fork(run_id, at, new_run_id, mutate), **overrides)
-
-    def with_options(self, **options: Any) -> AsyncWorkflow[P, R]:
-        return super().with_options(**options)  # type: ignore[return-value]
-
-    @overload  # type: ignore[override]  # the same binding; its calls give coroutines
-    def __get__(self, obj: None, owner: type | None = None, /) -> Any: ...
-    @overload
-    def __get__(
-        self: Takes[S, P2, Awaitable[R]], obj: S, owner: type | None = None, /
-    ) -> AsyncBound[P2, R]: ...
-    @overload
-    def __get__(
-        self: Takes[type[S], P2, Awaitable[R]], obj: S, owner: type | None = None, /
-    ) -> AsyncBound[P2, R]: ...
-    @overload
-    def __get__(self, obj: object, owner: type | None = None, /) -> AsyncWorkflow[P, R]: ...
-    def __get__(self, obj: object, owner: type | None = None) -> Any:
-        return super().__get__(obj, owner)

@@ -1,33 +1,23 @@
 """The line a user pastes to go on with a run: `durable run` of the script
 and function its manifest names, with the run's id and recorded arguments,
 for `durable show`, `durable fork` and a command guessed from the API's
-words (`durable resume r1`). A line that names `FILE.py:FUNCTION` or `RUN`
+words (`durable resume r1`: `guessed`). A line that names `FILE.py:FUNCTION` or `RUN`
 fails when pasted: what is not known is said in words instead."""
 
 from __future__ import annotations
 
 import functools
 import os
-import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from .._errortext import asked_for, id_word, program, shell_words, to_fill, waited_input
-from .._manage import owners, runs
+from .._errortext import asked_for, id_word, shell_words, to_fill
+from .._manage import runs
 from .._storage.base import Store
-from .._storage.factory import open_store
-from ..errors import DurableError, RunNotFoundError
+from ..errors import DurableError
 from .values import as_vars, not_given
 
 Reader = Callable[[list[str]], dict[str, Any]]  # --var words to values: parse_vars, by_annotation
-
-# A command a newcomer guesses from the API's words: what `durable run` does
-# it (a run's own line), else the command that does.
-_RUNS = frozenset({"resume", "continue", "answer", "restart"})
-_OTHERS = {"ls": "runs", "list": "runs", "ps": "runs", "status": "show", "history": "show",
-           "inspect": "show", "log": "show", "logs": "show", "delete": "rm", "remove": "rm", "del": "rm"}  # fmt: skip
-GUESSES = _RUNS | frozenset(_OTHERS)
-_VALUED = frozenset({"--store", "--workflow", "-w"})  # options followed by their value
 
 
 def target(store: Store, workflow: str, run_id: str) -> str | None:
@@ -204,48 +194,6 @@ def _recorded(store: Store, workflow: str, run_id: str) -> dict[str, Any] | None
         return runs.run_info(store, workflow, run_id).arguments
     except DurableError:
         return None
-
-
-def guessed(word: str, typed: Sequence[str]) -> str:
-    """What does what `durable WORD ...` meant (a word of `GUESSES`), for the
-    run id typed after it, in the store the command line names."""
-    words = list(typed)
-    url, workflow = _given(words, "--store"), _given(words, "--workflow") or _given(words, "-w")
-    durable = program() if url is None else f"{program()} {shell_words('--store', url)}"
-    after = words[words.index(word) + 1 :] if word in words else []
-    run_id = next((w for i, w in enumerate(after) if w[:1] != "-" and (i == 0 or after[i - 1] not in _VALUED)), None)
-    listed = f"`{durable} runs` lists the runs"
-    meant = _OTHERS.get(word)
-    if meant == "runs":
-        return f"{durable} runs"
-    if run_id is None:
-        return f"{durable} {meant} with a run's id; {listed}" if meant else (
-            f"`{durable} show` of a run prints the line that continues it; {listed}")  # fmt: skip
-    if meant:
-        return f"{durable} {shell_words(meant, run_id)}"
-    try:
-        store = open_store(url)
-        info = runs.run_info(store, owners.find_workflow(store, run_id, workflow), run_id)
-    except RunNotFoundError:
-        return f"`{durable} run` of a run, but there is no run {shlex.quote(run_id)} in {store.url}; {listed}"
-    except Exception as e:  # a damaged manifest, an unreachable store: said, never a traceback here
-        return f"`{durable} run` of the run's script and function, but {(str(e).splitlines() or [repr(e)])[0]}"
-    if word == "restart" or info.status == "cancelled":
-        return restart_command(durable, store, info.workflow, run_id)
-    if was_killed(info):  # a --resume is refused again
-        return "\n".join(killed_ways(durable, store, info.workflow, run_id)).lstrip()
-    name = waited_input(info.reason)
-    found = target(store, info.workflow, run_id)
-    if found == "":
-        return in_session(info.workflow, run_id, f", inputs={{{name!r}: VALUE}}" if name else "")
-    flags = "--resume" + (f" {to_fill('--input', [name])}" if name else "")
-    return run_line(durable, found, info.workflow, run_id, flags)
-
-
-def _given(words: list[str], option: str) -> str | None:
-    """The value typed for an option (`--store s` or `--store=s`), else None."""
-    value = next((w.split("=", 1)[1] for w in words if w.startswith(f"{option}=")), None)
-    return words[words.index(option) + 1] if option in words[:-1] else value
 
 
 def was_killed(info: runs.RunInfo) -> bool:

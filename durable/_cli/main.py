@@ -40,7 +40,7 @@ from .common import (
 from .environment import checked_environment
 from .flagtypes import age, count, seconds, store_url, word_of
 from .forkat import at_advice, position
-from .howto import GUESSES, guessed
+from .guessed import GUESSES, guessed
 from .refused import refused_artifact, refused_change, restart_line
 from .unknown import left_out, near_command, no_value, one_run, unknown_option
 

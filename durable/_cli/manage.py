@@ -8,7 +8,7 @@ import json
 import sys
 
 from .._errortext import and_list, id_word, shell_words, waited_input
-from .._manage import cleanup, history, owners, runs
+from .._manage import cleanup, delete, history, owners, runs
 from .._manage.fork import fork_run
 from .._manage.listed import listed
 from .._manage.missing import store_below, store_beside
@@ -166,7 +166,7 @@ def cmd_rm(args: argparse.Namespace, store: Store) -> int:
     for run_id in args.run_ids:
         try:
             workflow = owners.find_workflow(store, run_id, args.workflow, leftovers=True)
-            runs.delete_run(store, workflow, run_id)
+            delete.delete_run(store, workflow, run_id)
         except (RunNotFoundError, RunLockedError, ConfigurationError, StorageError) as e:  # the next goes on
             others, failed = [r for r in args.run_ids if r != run_id], 1 if isinstance(e, StorageError) else 2
             code = max(code, print_error(e, args.debug, failed, durable=command(args),

@@ -8,8 +8,9 @@ import json
 import sys
 from typing import Any
 
+from .._api.asyncworkflow import AsyncWorkflow
 from .._api.steer import LEFT_TO_PARENT
-from .._api.workflow import AsyncWorkflow, store_of
+from .._api.workflow import store_of
 from .._errortext import id_word
 from .._storage.base import Store
 from ..errors import DefinitionChangedError

@@ -10,14 +10,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import on_event
+from .._api.asyncworkflow import AsyncWorkflow
 from .._api.chosen import made_note
 from .._api.naming import started_other_way
 from .._api.signals import stop_on_signals
-from .._api.workflow import AsyncWorkflow, Workflow, bind_call, run_id_of, store_of
+from .._api.workflow import Workflow, bind_call, run_id_of, store_of
 from .._errortext import id_word, program, shell_words, try_said
 from .._manage.runs import list_runs, no_folder, not_found, run_info
 from .._storage.base import Store
-from .._storage.keys import check_key_part
+from .._storage.keycheck import check_key_part
 from ..errors import Cancelled, DurableError, Stopped, Suspended
 from ..events import Event, RunStarted, RunWaiting, StepExecuted, StepReplayed, StepRetried
 from .common import (

@@ -20,7 +20,8 @@ from .._manage.owners import find_workflow
 from .._storage.factory import open_store
 from ..errors import DurableError
 from .common import UsageError
-from .howto import guessed, target
+from .guessed import guessed
+from .howto import target
 
 
 def load_target(spec: str, typed: Sequence[str] = ()) -> Workflow[Any, Any]:

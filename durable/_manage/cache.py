@@ -11,7 +11,7 @@ import os
 
 from .._calls import at_callers
 from .._frozen import Frozen, dataclass
-from .._storage import cachemarks, cachestore
+from .._storage import cachemarks, cachescan, cachestore
 from .._storage.base import Store
 from .._storage.cachestore import Entry
 from .._storage.cacheuse import counts
@@ -57,7 +57,7 @@ def cache_info(step: object, *, store: Store | str | os.PathLike[str] | None = N
     if not isinstance(name, str):
         raise ConfigurationError(f"cache_info() takes a step or a step name, not {step!r}")
     where = store if isinstance(store, Store) else (open_store(store) if store else default_store())
-    entries = cachestore.all_entries(where, name)
+    entries = cachescan.all_entries(where, name)
     # A step (not a name) counts its own: `f` of another module is another step.
     # (Read off its spec by name: run management never loads the engine.)
     mine = None if isinstance(step, str) else getattr(step, "__durable_step__", None)
@@ -71,7 +71,7 @@ def cache_info(step: object, *, store: Store | str | os.PathLike[str] | None = N
 def list_entries(store: Store, step: str | None = None) -> list[EntryInfo]:
     """Entries (of one step), most recently used first; those that fail the
     signature check last (`EntryInfo.verified` False)."""
-    entries, unverified = cachestore.scan_entries(store, step)
+    entries, unverified = cachescan.scan_entries(store, step)
     used = cachemarks.last_used(store, entries)
     infos = [_info(e, used[e.key]) for e in entries]
     infos.sort(key=lambda i: (-i.used, i.step, i.key))
@@ -84,7 +84,7 @@ def _info(entry: Entry, used: float) -> EntryInfo:
     return EntryInfo(rec.name, rec.fingerprint, digest, entry.size, entry.created, used, entry.key)
 
 
-def _unverified(u: cachestore.Unverified) -> EntryInfo:
+def _unverified(u: cachescan.Unverified) -> EntryInfo:
     # Nothing of its content is trusted: what its key says only.
     step, fingerprint, digest = cachestore.entry_parts(u.key)
     return EntryInfo(step, fingerprint, digest, 0, 0.0, 0.0, u.key, verified=False)
@@ -101,7 +101,7 @@ def clear(store: Store, step: str | None = None) -> tuple[list[EntryInfo], int]:
     else:
         keys = store.list(cachestore.ENTRIES)
     cachestore.remove(store, keys)
-    return gone, cachestore.sweep(store)
+    return gone, cachescan.sweep(store)
 
 
 def prune(
@@ -136,7 +136,7 @@ def prune(
     if dry_run:
         return gone, 0, skipped
     cachestore.remove(store, [e.key for e in gone])
-    return gone, cachestore.sweep(store), skipped
+    return gone, cachescan.sweep(store), skipped
 
 
 _SIZE_UNITS = {

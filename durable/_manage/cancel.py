@@ -16,7 +16,8 @@ import time
 from .._errortext import shell_words
 from .._frozen import Frozen, dataclass
 from .._storage.base import Store
-from .._storage.keys import cancel_key, check_names
+from .._storage.keycheck import check_names
+from .._storage.keys import cancel_key
 from .._storage.lease import LEASE_TTL
 from .._storage.manifest import write_manifest
 from .._storage.pidspace import host_name

@@ -1,7 +1,7 @@
 """gc: removing the old runs of a whole store, or of one workflow
 (`durable gc`, `durable.gc()`, `keep_last=` on the decorator), chosen from
 the listing in `runs` by status, age and how many completed runs to keep,
-each deleted by `runs.delete_run` under its lease."""
+each deleted by `delete.delete_run` under its lease."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from .._errortext import warn
 from .._storage.base import SHARED_BLOBS, Store
 from .._storage.clock import now
 from .._storage.factory import open_store
-from .._storage.keys import check_names, is_run_object
+from .._storage.keycheck import check_names
+from .._storage.keys import is_run_object
 from ..errors import (
     ConfigurationError,
     LeaseLostError,
@@ -22,7 +23,7 @@ from ..errors import (
     RunNotFoundError,
     StorageError,
 )
-from . import runs  # by module: `runs.list_runs` as it is when gc lists (tests replace it)
+from . import delete, runs  # by module: `runs.list_runs` as it is when gc lists (tests replace it)
 from .missing import no_runs_of
 from .parents import parent_here
 from .reads import more_than_a_lease
@@ -226,9 +227,9 @@ class _Tries:
         name = f"{info.workflow}/{info.run_id}"
         try:
             if leftover:
-                gone = runs.delete_run(store, info.workflow, info.run_id, leftover=True)
+                gone = delete.delete_run(store, info.workflow, info.run_id, leftover=True)
             else:
-                gone = runs.delete_run(store, info.workflow, info.run_id, as_listed=info)
+                gone = delete.delete_run(store, info.workflow, info.run_id, as_listed=info)
         except LeaseLostError as e:
             # Taken over half removed (this process stalled past the lease): not
             # "removed", and not the quiet skip of a run that was never touched.

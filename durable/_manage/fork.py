@@ -8,17 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errortext import shell_words
-from .._storage import codec
 from .._storage.base import Store
 from .._storage.clock import now
+from .._storage.keycheck import check_key_part, check_names
 from .._storage.keys import (
     Position,
-    blob_name,
-    check_key_part,
-    check_names,
     is_step_record,
     new_incarnation,
-    parse_name,
     position_key,
     position_of,
     record_name,
@@ -27,22 +23,9 @@ from .._storage.lease import LEASE_TTL
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.manifest import write_manifest
 from .._storage.noted import note, note_synced
-from .._storage.records import (
-    INPUT_KIND,
-    RunRecord,
-    StepRecord,
-    keep_encoded,
-    load_stored,
-    seal,
-    unseal,
-)
-from ..errors import (
-    ConfigurationError,
-    CorruptRecordError,
-    IntegrityError,
-    RunNotFoundError,
-    SerializationError,
-)
+from .._storage.records import INPUT_KIND, RunRecord
+from ..errors import ConfigurationError, CorruptRecordError, IntegrityError, RunNotFoundError
+from .forkcopy import before, copy_blob, copy_records, decode_record
 from .reads import run_objects
 from .runs import first_gap, read_manifest
 
@@ -124,17 +107,17 @@ def fork_run(
         # before the manifest naming them is written.
         store.open_run(workflow, new_id)
         try:
-            _copy_records(store, workflow, (run_id, new_id), records, at, mutate)
+            copy_records(store, workflow, (run_id, new_id), records, at, mutate)
         finally:
             synced = store.end_run(workflow, new_id)
         if source.args_blob is not None:  # large arguments live in a blob of their run
-            _copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
+            copy_blob(store, workflow, (run_id, new_id), source.args_blob, None)
         waits = _waits_after(store, source, records, at)
         # Read after the manifest, the records may be another run's: one
         # started afresh under the id since a removal (same folder on disk).
         if (gone := _gone_meanwhile(store, source)) is not None:
             raise gone
-        copied = [p for n in records if is_step_record(n) and _before(n, at) if (p := position_of(n)) is not None]
+        copied = [p for n in records if is_step_record(n) and before(n, at) if (p := position_of(n)) is not None]
         _write_fork_manifest(store, source, (new_id, token), at, waits, copied, synced)
     except BaseException as e:
         # A half-made fork would block its id forever: leave nothing behind.
@@ -145,25 +128,6 @@ def fork_run(
         raise
     lease.release()
     return new_id
-
-
-def _copy_records(
-    store: Store,
-    workflow: str,
-    runs: tuple[str, str],
-    records: dict[str, bytes],
-    at: int,
-    mutate: Callable[[Any], Any] | None,
-) -> None:
-    """The source's records before `at` into the new run (the last one
-    through `mutate`, when given)."""
-    run_id, new_id = runs
-    for name, data in sorted(records.items()):
-        if mutate is not None and name == record_name(at - 1):
-            replaced = _mutated(store, workflow, runs, name, data, mutate)
-            store.save_record(workflow, new_id, name, replaced)
-        elif _before(name, at):
-            _copy_record(store, workflow, run_id, new_id, name, data)
 
 
 def _finished(records: dict[str, bytes], completed: bool) -> set[int]:
@@ -212,73 +176,6 @@ def _taken(workflow: str, new_id: str) -> ConfigurationError:
     )
 
 
-def _before(name: str, at: int) -> bool:
-    """Whether a record belongs before position `at` (`2.0.1` belongs to 2)."""
-    parsed = parse_name(name)
-    return parsed is not None and position_key(parsed[1]) < (at,)
-
-
-def _copy_record(
-    store: Store, workflow: str, source: str, target: str, name: str, data: bytes
-) -> None:
-    # Sealed bodies never name their run, so they (and their signatures) copy as they are.
-    if is_step_record(name):
-        rec = _decode_record(store, source, name, data)
-        if rec.blob is not None:
-            _copy_blob(store, workflow, (source, target), rec.blob, rec.position)
-    store.save_record(workflow, target, name, data)
-
-
-def _copy_blob(
-    store: Store, workflow: str, runs: tuple[str, str], digest: str, position: Position | None
-) -> None:
-    blob = store.get_blob(workflow, runs[0], digest)
-    if blob is None:
-        raise CorruptRecordError(runs[0], position, blob_name(digest), "blob missing")
-    store.put_blob(workflow, runs[1], blob)
-
-
-def _decode_record(store: Store, run_id: str, name: str, data: bytes) -> StepRecord:
-    pos = position_of(name)
-    body = unseal(data, store.signing_key, run_id=run_id, position=pos, name=name)
-    try:
-        return StepRecord.from_bytes(body)
-    except Exception as e:
-        raise CorruptRecordError(run_id, pos, name, f"undecodable: {e}") from e
-
-
-def _mutated(
-    store: Store,
-    workflow: str,
-    runs: tuple[str, str],
-    name: str,
-    data: bytes,
-    mutate: Callable[[Any], Any],
-) -> bytes:
-    source, target = runs
-    rec = _decode_record(store, source, name, data)
-    if not rec.persisted or rec.encoding is None:
-        raise ConfigurationError(
-            f"position {rec.position} ({rec.name}) kept no value (persist=False), "
-            "so there is nothing to mutate; fork one position later or earlier"
-        )
-    key = f"{workflow}/{source}/{name}"
-    where = (workflow, source)
-    old = load_stored(store, where, rec.encoding, rec.value, rec.blob, position=rec.position, name=key)
-    value = mutate(old)
-    try:
-        rec.encoding, encoded = codec.encode_value(value, allow_pickle=store.allow_pickle)
-    except Exception as e:
-        raise SerializationError(
-            f"mutate() for {rec.name}", type(value).__qualname__, str(e),
-            advice="Make mutate() return plain data (or something cloudpickle can "
-            "carry). Nothing was forked; the source run is unchanged.",
-        ) from e  # fmt: skip
-    rec.value, rec.blob = keep_encoded(store, (workflow, target), encoded)
-    rec.extra = {**rec.extra, "mutated": True}
-    return seal(rec.to_bytes(), store.signing_key)
-
-
 def _waits_after(
     store: Store, source: RunRecord, records: dict[str, bytes], at: int
 ) -> list[str]:
@@ -288,10 +185,10 @@ def _waits_after(
     plan = source.plan or []
     names = {e[1] for e in plan[at:] if isinstance(e, list) and e[:1] == [INPUT_KIND]}
     for name, data in records.items():
-        if not is_step_record(name) or _before(name, at):
+        if not is_step_record(name) or before(name, at):
             continue
         try:
-            rec = _decode_record(store, source.run_id, name, data)
+            rec = decode_record(store, source.run_id, name, data)
         except (CorruptRecordError, IntegrityError):
             continue  # unknown, so not a wait still to come: its answer is refused
         if rec.kind == INPUT_KIND:

@@ -11,7 +11,6 @@ from dataclasses import field
 from typing import Any
 
 from .._frozen import Compared, Frozen, dataclass
-from .._storage import codec
 from .._storage.base import Store
 from .._storage.files import artifact_states
 from .._storage.keys import (
@@ -19,7 +18,6 @@ from .._storage.keys import (
     item_of,
     parse_name,
     position_key,
-    record_name,
     top_level,
 )
 from .._storage.noted import lost
@@ -28,15 +26,13 @@ from .._storage.records import (
     Attempt,
     RunRecord,
     StepRecord,
-    decode_stored,
-    load_stored,
-    stored_bytes,
     unseal,
 )
 from .._storage.timers import timer_of
 from .._valuetext import preview_of
 from ..errors import CorruptRecordError
 from .changed import after_changed, outdated, unfinished
+from .output import output_loader, output_preview
 from .reads import reading_run
 from .runs import RunInfo, read_manifest, run_info
 
@@ -210,7 +206,7 @@ def _step(store: Store, info: RunInfo, raw: _Raw, pos: Position) -> StepInfo:
     rec = raw.records.get(pos)
     if rec is not None:
         failures = _failures(rec.attempts)
-        size, preview = _preview(store, info, rec)
+        size, preview = output_preview(store, info, rec)
         status = "changed" if outdated(raw.code, rec) else "completed"
         return StepInfo(
             pos, rec.kind, rec.name, status, rec.fingerprint, rec.started, rec.ended,
@@ -263,39 +259,3 @@ def _checkpointed(raw: _Raw, pos: Position) -> str | None:
 
 def _failures(attempts: list[Attempt]) -> tuple[FailedAttempt, ...]:
     return tuple(FailedAttempt(a.type, a.message, a.at) for a in attempts)
-
-
-def output_loader(
-    store: Store, workflow: str, run_id: str, rec: StepRecord
-) -> Callable[[], Any] | None:
-    """Reads rec's output when called; None when it kept no value."""
-    if not rec.persisted or rec.encoding is None:
-        return None
-    encoding, name = rec.encoding, f"{workflow}/{run_id}/{record_name(rec.position)}"
-    return lambda: load_stored(store, (workflow, run_id), encoding, rec.value, rec.blob,
-                               position=rec.position, name=name)  # fmt: skip
-
-
-def _preview(store: Store, info: RunInfo, rec: StepRecord) -> tuple[int | None, str | None]:
-    if not rec.persisted or rec.encoding is None:
-        return None, "(not stored)"
-    name = f"{info.workflow}/{info.run_id}/{record_name(rec.position)}"
-    try:
-        data = stored_bytes(store, (info.workflow, info.run_id), rec.value, rec.blob,
-                            position=rec.position, name=name)  # fmt: skip
-    except CorruptRecordError as e:
-        return None, f"({e.key}: damaged or missing)"
-    if data is None:
-        return None, "(not stored)"
-    pickled = rec.encoding in (codec.PICKLE, codec.PICKLE_OOB)
-    if pickled and not store.allow_pickle:  # refused on purpose: nothing is wrong with it
-        return len(data), f"<pickled value, {len(data)} bytes: {NOT_LOADED}>"
-    try:
-        value = decode_stored(store, rec.encoding, data, name=name)
-    except Exception as e:
-        kind = "pickled value" if pickled else "value"
-        return len(data), f"<{kind}, {len(data)} bytes: not decoded here ({type(e).__name__})>"
-    return len(data), preview_of(value)
-
-
-NOT_LOADED = "not loaded under allow_pickle=False (--no-pickle)"

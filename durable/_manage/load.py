@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from .._storage.base import Store
-from .._storage.keys import Position, as_position, check_names
+from .._storage.keycheck import check_names
+from .._storage.keys import Position, as_position
 from .._storage.keys import parse_position as parse_text
 from ..errors import ConfigurationError
-from .history import output_loader, read_raw
+from .history import read_raw
+from .output import output_loader
 from .runs import not_found, run_info
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .._errortext import shell_words
 from .._storage.base import Store
-from .._storage.keys import check_key_part
+from .._storage.keycheck import check_key_part
 from ..errors import ConfigurationError, RunNotFoundError
 from .missing import resembling, unknown_workflow
 from .reads import reading_run, run_objects

@@ -1,9 +1,9 @@
-"""Looking back at runs: listing them, reading their manifests, deleting one.
+"""Looking back at runs: listing them, reading their manifests.
 
 Plain functions over a `Store` and a workflow name, so that the command line
 can manage runs without importing the workflow's code; `Workflow.runs()`
-and `.delete()` delegate here (gc lives in `cleanup`, history in
-`history`, forking in `fork`)."""
+delegates here (gc lives in `cleanup`, history in
+`history`, forking in `fork`, deleting in `delete`)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,8 @@ from typing import Any
 from .._errortext import and_list, near, shell_words
 from .._frozen import Frozen, dataclass
 from .._storage.base import Store
-from .._storage.keys import (
-    as_position,
-    check_key_part,
-    check_names,
-    is_step_record,
-    manifest_key,
-    position_of,
-)
-from .._storage.lease import LEASE_TTL
+from .._storage.keycheck import check_key_part, check_names
+from .._storage.keys import as_position, is_step_record, manifest_key, position_of
 from .._storage.manifest import decode_manifest, manifest_arguments
 from .._storage.manifest import read_manifest as read_checked
 from .._storage.noted import noted_level
@@ -37,7 +30,7 @@ from ..errors import (
 from .missing import near_runs, renamed_script
 from .missing import no_folder as no_folder
 from .missing import no_runs_of as no_runs_of
-from .reads import Head, reading_run, run_objects, summaries
+from .reads import Head, reading_run, summaries
 from .summary import refused_text, summarize_error
 
 
@@ -276,48 +269,8 @@ def _summary_info(store: Store, m: RunRecord, names: Iterable[str]) -> RunInfo:
     )  # fmt: skip
 
 
-
 def first_gap(positions: Iterable[int]) -> int:
     have, p = set(positions), 0
     while p in have:
         p += 1
     return p
-
-
-# -- delete ---------------------------------------------------------------------
-def delete_run(
-    store: Store, workflow: str, run_id: str, *, as_listed: RunInfo | None = None,
-    leftover: bool = False,
-) -> bool:
-    """Remove every object of a run. Refuses (RunLockedError) while a live
-    process holds it. With `as_listed` (what `gc` chose it by), only while
-    the run is still as listed, checked under its lease: a run resumed since
-    (completed, or no longer old) is kept, and False returned. With
-    `leftover` (objects listed without a manifest), only while there is
-    still none: a run of that id started and ended since is kept."""
-    check_names(workflow, run_id)
-    if not run_objects(store, workflow, run_id):
-        raise not_found(store, workflow, run_id)
-    lease = store.acquire(workflow, run_id, LEASE_TTL)
-    if (as_listed is not None and not _still_as_listed(store, as_listed)) or (
-        leftover and store.load_manifest(workflow, run_id) is not None
-    ):
-        lease.release()
-        return False
-    store.delete_held_run(workflow, run_id, lease)
-    return True
-
-
-def _still_as_listed(store: Store, listed: RunInfo) -> bool:
-    """Whether the run's manifest is the one listed. A run listed as
-    interrupted (running, nobody holding it) reads as running under the
-    lease gc holds now: the same manifest."""
-    try:
-        now_info = run_info(store, listed.workflow, listed.run_id)
-    except RunNotFoundError:
-        return False
-    same = now_info.status == listed.status or (listed.status, now_info.status) == (
-        "interrupted",
-        "running",
-    )
-    return same and now_info.updated == listed.updated

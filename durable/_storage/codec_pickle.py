@@ -28,7 +28,7 @@ def dumps(value: Any) -> bytes:
     '_thread.lock' object" did not say where in a dict of forty keys."""
     buffer = io.BytesIO()
     try:
-        _Pickler(buffer, protocol=5).dump(value)
+        StorePickler(buffer, protocol=5).dump(value)
     except Exception as e:
         at = "" if isinstance(e, RecursionError) else _part(value, "")  # too deep: `codec._TOO_DEEP` says it
         if at and len(e.args) == 1 and isinstance(e.args[0], str):
@@ -54,7 +54,7 @@ def _part(value: Any, path: str, depth: int = 0) -> str:
         parts = [(f".{k}", v) for k, v in getattr(value, "__dict__", {}).items()]
     for label, part in parts[:1000]:  # an error's path only: bounded, not the whole of a large value
         try:
-            _Pickler(io.BytesIO(), protocol=5).dump(part)
+            StorePickler(io.BytesIO(), protocol=5).dump(part)
         except Exception:
             kind = type(part)
             named = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
@@ -75,7 +75,7 @@ class _Traveller(cloudpickle.CloudPickler):  # type: ignore[misc]
         return super().reducer_override(obj)
 
 
-class _Pickler(_Traveller):
+class StorePickler(_Traveller):
     """`_Traveller`, except for open files: it would record their content and
     replay an `io.StringIO` in their place, which is not the value the step
     returned (a handle on a file); and for the script's own classes."""
@@ -188,7 +188,7 @@ def dumps_out_of_band(value: Any) -> tuple[bytes, bool]:
         return False
 
     stream = io.BytesIO()
-    _Pickler(stream, protocol=5, buffer_callback=keep).dump(value)
+    StorePickler(stream, protocol=5, buffer_callback=keep).dump(value)
     pickled = stream.getvalue()
     if not raws:
         return pickled, False
@@ -272,40 +272,3 @@ def _drawn(drawn: Any, cls: type) -> object:
         return drawn.get(cls)
     except TypeError:  # a metaclass's `__eq__` without `__hash__`: its id stays (fail closed)
         return None
-
-
-class _Found(Exception):
-    pass
-
-
-class _Sink:
-    """A file that keeps nothing: a scan pickles only to be shown every object."""
-
-    def write(self, data: Any) -> int:
-        return len(data)
-
-
-class _Scanner(_Pickler):
-    """Shown every object the value's stored bytes would hold (`persistent_id`
-    is asked of each, strings and numbers too), as a store's pickler reduces it."""
-
-    def __init__(self, seen: Any) -> None:
-        super().__init__(_Sink(), protocol=5)
-        self.seen = seen
-
-    def persistent_id(self, obj: Any) -> None:
-        if self.seen(obj):
-            raise _Found
-        return None
-
-
-def holds_any(value: Any, seen: Any) -> bool:
-    """Whether the bytes of value would hold an object `seen` answers True for.
-    A value that does not pickle is no store's either (its write fails)."""
-    try:
-        _Scanner(seen).dump(value)
-    except _Found:
-        return True
-    except Exception:
-        return False
-    return False

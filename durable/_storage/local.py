@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 from ..errors import ConfigurationError, LeaseLostError, StorageError
 from . import localfs as fs
 from .base import SHARED_BLOBS, STORE_OPTIONS, Store
-from .durability import resolve_durability, stronger
 from .keys import Position, lease_key, run_of
 from .lease import FileLease, Lease, holder_alive
+from .localerrors import local_error
 from .locallevels import RunLevels
 from .log import LOG_NAME, NOFOLLOW, RunLog, fsync_dir
 from .logrecords import LogRecords
@@ -64,7 +64,7 @@ class LocalStore(RunLevels, Store):
         return os.path.join(self.root, key)
 
     def _error(self, what: str, e: OSError) -> StorageError:
-        return fs.local_error(self.url, what, e, self.root)
+        return local_error(self.url, what, e, self.root)
 
     # -- primitives ----------------------------------------------------------
     def get(self, key: str) -> bytes | None:
@@ -134,15 +134,10 @@ class LocalStore(RunLevels, Store):
         if run not in self._held:
             fs.make_folder(self.root, folder, sync=sync)
             return
-        path, made = self._path("/".join(parts[:2])), []
+        path = self._path("/".join(parts[:2]))
         try:
             fs.real_folder(path)
-            for part in parts[2:]:
-                path = os.path.join(path, part)
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(path)
-                    made.append(path)
-                fs.real_folder(path)
+            made = fs.make_below(path, parts[2:])
             if sync:
                 fs.synced_into(made)
         except FileNotFoundError:
@@ -274,47 +269,6 @@ class LocalStore(RunLevels, Store):
         if not log.held:  # a write outside a run: the store's own level
             log.syncer.level, log.syncer.interval = self.durability, self.sync_interval
         return records
-
-    def run_level(self, asked: str | None = None, caller: str | None = None) -> str:
-        if asked is None and caller is not None:  # a child run: its caller's level, as LangGraph's
-            return stronger(caller, self.durability)  # subgraphs take theirs, or this store's if it syncs more
-        return resolve_durability(asked, self.durability)  # a log synced as asked
-
-    def open_run(self, workflow: str, run_id: str, durability: str | None = None) -> int | None:
-        level = self._levels[(workflow, run_id)] = resolve_durability(durability, self.durability)
-        self.records(workflow, run_id).log.hold(level, self.sync_interval)
-        if level != "none" and self.durability == "none":  # its folders made unsynced: a power
-            try:  # loss could take the run's folder with the records synced in it
-                fs.synced_into([self._path(workflow), self._path(f"{workflow}/{run_id}")])
-                with contextlib.suppress(PermissionError):  # a folder above the store's, unreadable
-                    fs.synced_into([self.root])
-            except OSError as e:
-                raise self._error(f"syncing {workflow}/{run_id}", e) from e
-        # A writer killed under "batch" or "none" may have left records no
-        # sync covered, which the run is about to note (`noted`).
-        if level != "none":
-            return self.sync_records(workflow, run_id)
-        try:
-            return os.stat(self._path(f"{workflow}/{run_id}/{LOG_NAME}")).st_size
-        except FileNotFoundError:
-            return 0
-        except OSError:
-            return None  # unknown: nothing more is noted as synced
-
-    def sync_records(self, workflow: str, run_id: str) -> int | None:
-        try:
-            return self.records(workflow, run_id).log.sync_file()
-        except OSError as e:
-            raise self._error(f"syncing {workflow}/{run_id}/{LOG_NAME}", e) from e
-
-    def end_run(self, workflow: str, run_id: str) -> int | None:
-        records = self._logs.get((workflow, run_id))
-        if records is not None:
-            try:
-                return records.log.release()
-            except OSError as e:
-                raise self._error(f"syncing {workflow}/{run_id}/{LOG_NAME}", e) from e
-        return None
 
     # -- the lease ------------------------------------------------------------
     def lease(self, workflow: str, run_id: str, ttl: float) -> Lease:

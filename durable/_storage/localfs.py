@@ -2,7 +2,7 @@
 checked with `lstat` (a symlink below the root is refused, never followed),
 files are opened with `O_NOFOLLOW`, writes are atomic (temp file, fsync,
 rename or hard link, fsync of the folder), and the faults a user can fix get
-advice of their own."""
+advice of their own (`localerrors`)."""
 
 from __future__ import annotations
 
@@ -12,65 +12,15 @@ import os
 import stat
 from collections.abc import Callable
 
-from ..errors import StorageError
 from .lease import FILE_MODE
+from .localerrors import ADVICE, not_ours
+from .localerrors import local_error as local_error  # cacheblob's, which takes it from here
 from .log import NOFOLLOW, fsync_dir
 
 # A manifest file's identity: (inode, mtime in ns, size). Every write renames
 # a new file into place, so a different identity means another writer. A
 # cache entry's adds its change time (`exact`).
 Identity = tuple[int, ...]
-
-# What to do about the local faults a user can fix.
-ADVICE = {
-    errno.ENOSPC: "the disk is full: free some space, then call again to resume",
-    errno.EDQUOT: "the disk quota is used up: free some space, then call again to resume",
-    errno.EROFS: "the file system is read-only: remount it writable or use another folder",
-    errno.EFBIG: "a file size limit (ulimit -f) was reached: raise it, then call again",
-    errno.EIO: "the disk reported an I/O error (a failing disk, a network share gone): "
-    "check the device (dmesg) or the mount, then call again to resume",
-    errno.EACCES: "check the permissions of the store's folder",
-    errno.EPERM: "check the permissions of the store's folder",
-    errno.ELOOP: "durable never writes or deletes through a symlink inside a store: remove it",
-    errno.ENOTDIR: "a file stands where the store needs a folder: move it away",
-    errno.EEXIST: "a file stands where the store needs a folder: move it away",
-}
-
-
-def local_error(url: str, what: str, e: OSError, root: str = "") -> StorageError:
-    advice = ADVICE.get(e.errno or 0, "")
-    if e.errno in (errno.EACCES, errno.EPERM):
-        advice = _not_ours(e.filename) or advice
-    elif e.errno == errno.ENOENT and root and not os.path.isdir(root):  # under /proc, or a mount gone
-        advice = f"the store's folder {root} does not exist and cannot be made: check the store's path (--store, store=, $DURABLE_STORE)"  # fmt: skip
-    return StorageError(url, f"{what}: {e}", advice)
-
-
-def _not_ours(path: object) -> str | None:
-    """Why a store shared through a group refuses a member a file another
-    made: "the store's folder" is group-writable there, so checking it
-    found nothing; the file's owner and mode say what happened. A file
-    not made yet is refused by the folder it goes in (a run's folder in
-    another member's workflow folder)."""
-    uid = getattr(os, "geteuid", None)
-    if not isinstance(path, str) or uid is None:
-        return None
-    try:
-        if not os.path.lexists(path):
-            path = os.path.dirname(path)
-        st = os.stat(path)
-    except OSError:
-        return None
-    if st.st_uid == uid():
-        return None
-    whose = f"{path} belongs to another user (uid {st.st_uid}, {stat.filemode(st.st_mode)})"
-    if st.st_gid not in {os.getegid(), *os.getgroups()}:  # not shared with you
-        return f"{whose}: check the permissions of the store's folder"
-    return (
-        f"{whose}: a store shared through a group needs every member to write with a "
-        "umask that lets the group write (umask 002 or 007, not 022 or 027), and the "
-        "files made under another one need `chmod -R g+w` on the store, by their owner"
-    )
 
 
 def parts(root: str, folder: str) -> list[str]:
@@ -89,15 +39,23 @@ def make_folder(root: str, folder: str, *, sync: bool = False) -> None:
     made is synced into its parent (`synced_into`)."""
     made = [] if os.path.isdir(root) else [root]
     os.makedirs(root, exist_ok=True)
-    path = root
-    for part in parts(root, folder):
+    made += make_below(root, parts(root, folder))
+    if sync:
+        synced_into(made)
+
+
+def make_below(path: str, names: list[str]) -> list[str]:
+    """Make the folders `names` one below the other under `path`, one
+    `mkdir` each, refusing (ELOOP) one that is a symlink or not a folder;
+    the folders made."""
+    made = []
+    for part in names:
         path = os.path.join(path, part)
         with contextlib.suppress(FileExistsError):
             os.mkdir(path)
             made.append(path)
         real_folder(path)
-    if sync:
-        synced_into(made)
+    return made
 
 
 def synced_into(made: list[str]) -> None:
@@ -322,7 +280,7 @@ def prune(folder: str, root: str, *, sync: bool = False) -> str | None:
         except OSError as e:
             if removed or e.errno in (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST):
                 break
-            advice = _not_ours(folder) or ADVICE.get(e.errno or 0, "see the error")
+            advice = not_ours(folder) or ADVICE.get(e.errno or 0, "see the error")
             return f"the emptied folder {folder} stays ({e.strerror}): {advice}, then remove it (rmdir {folder})"
         removed, folder = True, os.path.dirname(folder)
     if sync and removed:

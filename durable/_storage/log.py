@@ -293,7 +293,7 @@ class RunLog:
             raise
         self.size += intact
         if self.size < st.st_size and self.size >= marked(self.path):  # never synced bytes
-            cut(fd, self.path, self.size)  # (the reader refuses them: `logentry.short_of`)
+            cut(fd, self.path, self.size)  # (the reader refuses them: `logcut.short_of`)
         return tail
 
 

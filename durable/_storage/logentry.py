@@ -27,6 +27,8 @@ from ..errors import CorruptRecordError
 from .crc import LARGE, crc32
 from .envelope import CRC_START, crc_intact
 from .keys import Position, position_of
+from .logcut import ADVICE
+from .logcut import shrunk as shrunk  # log.py imports it from here (it is at the 330-line limit)
 
 _MAGIC = b"\xd7\x1e"
 _ENVELOPED = b"\xd7\x1f"  # data is a CRC envelope, summed once (see above)
@@ -43,13 +45,6 @@ _GONE = 0xFFFFFFFF
 _STEPS = b"steps/"  # a body step's record name: these, then eight ASCII digits
 _STEP_NAME = len(_STEPS) + 8
 K = TypeVar("K")
-# What a damaged log's error advises: a log is not repaired in place.
-_ADVICE = (
-    "The entries before it are intact, but a run log is not repaired in place: "
-    "start the run again with restart=True (durable run ... --restart)"
-)
-
-
 def _damaged(
     run_id: str, blob: bytes, offset: int, base: int, path: str, why: str
 ) -> CorruptRecordError:
@@ -61,37 +56,7 @@ def _damaged(
         _position(blob, offset),
         f"{path}, entry at byte {base + offset}",
         why,
-        advice=_ADVICE,
-    )
-
-
-def short_of(run_id: str, path: str, intact: int, synced: int) -> CorruptRecordError:
-    """The log read ends (a zero-filled or torn tail) at byte `intact`,
-    before byte `synced`, which a sync covered (`syncmark`):
-    a power loss leaves neither there, so the records past it are lost,
-    not given up by the level, and their steps must not run again."""
-    return CorruptRecordError(
-        run_id,
-        None,
-        f"{path}, entry at byte {intact}",
-        f"the log's entries end there (zeroed or cut short), before byte {synced}, "
-        "which a sync covered",
-        advice=_ADVICE,
-    )
-
-
-def shrunk(run_id: str, path: str, had: int, now: int) -> CorruptRecordError:
-    """The log is `now` bytes long under a holder (or any writer) whose
-    index covers `had` intact bytes of the same file: another process
-    truncated it, taking records already written, whose steps must not
-    run again (read from the start, as before, they were simply gone)."""
-    return CorruptRecordError(
-        run_id,
-        None,
-        f"{path}, entry at byte {now}",
-        f"the log was truncated to {now} bytes by another process while it was "
-        f"being written ({had} bytes of entries were written)",
-        advice=_ADVICE,
+        advice=ADVICE,
     )
 
 

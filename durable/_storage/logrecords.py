@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import CorruptRecordError
 from .keys import Position
 from .log import LOG_NAME, UNOPENED, RunLog
-from .logentry import parse, short_of
+from .logcut import short_of
+from .logentry import parse
 from .powerloss import unsynced_of
 from .syncmark import marked
 

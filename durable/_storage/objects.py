@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -22,6 +21,7 @@ from ..errors import DurableError, StorageError
 from .base import STORE_OPTIONS, Store
 from .keys import lease_key
 from .lease import LEASE_TTL, Lease
+from .objecterrors import NO_BUCKET, bucket_gone, cause_text, network_advice
 from .objectlease import ObjectLease
 from .s3delete import delete_s3
 
@@ -65,7 +65,7 @@ class FsspecStore(Store):
         try:
             self.fs, root = fsspec.core.url_to_fs(url, **options)
         except Exception as e:
-            raise StorageError(url, f"cannot open it: {_cause(e)}") from e
+            raise StorageError(url, f"cannot open it: {cause_text(e)}") from e
         self.root = root.rstrip("/")
         _warn_if_unverified(protocol)
         # s3fs's cat_file asks for the size first (a HEAD per object) unless
@@ -90,13 +90,13 @@ class FsspecStore(Store):
                     return fn(*args, **kwargs)
             return fn(*args, **kwargs)
         except FileNotFoundError as e:
-            if _bucket_gone(e):  # not "no such object": nothing can be read or written
-                raise StorageError(self.url, f"{what}: {e}", _NO_BUCKET) from e
+            if bucket_gone(e):  # not "no such object": nothing can be read or written
+                raise StorageError(self.url, f"{what}: {e}", NO_BUCKET) from e
             raise
         except (FileExistsError, DurableError):
             raise
         except Exception as e:
-            raise StorageError(self.url, f"{what}: {_cause(e)}", _advice(e, self._s3)) from e
+            raise StorageError(self.url, f"{what}: {cause_text(e)}", network_advice(e, self._s3)) from e
 
     def _check(self) -> None:
         """Once per store: is the bucket there and reachable with these
@@ -112,7 +112,7 @@ class FsspecStore(Store):
                 self.url, f"the bucket does not exist: {bucket}", "create it, or fix the URL"
             ) from e
         except Exception as e:
-            raise StorageError(self.url, f"cannot use it: {_cause(e)}", _advice(e, self._s3)) from e
+            raise StorageError(self.url, f"cannot use it: {cause_text(e)}", network_advice(e, self._s3)) from e
         self._checked = True
 
     def _probe(self) -> None:
@@ -139,13 +139,13 @@ class FsspecStore(Store):
         )
         out: dict[str, bytes] = {}
         for path, value in got.items():
-            if isinstance(value, FileNotFoundError) and not _bucket_gone(value):
+            if isinstance(value, FileNotFoundError) and not bucket_gone(value):
                 continue  # deleted since the listing (discarded records)
             if isinstance(value, BaseException):
                 # Never drop a record that failed to read: a missing record
                 # means "run the step again".
-                what = f"reading {self._rel(path)}: {_cause(value)}"
-                advice = _NO_BUCKET if _bucket_gone(value) else _advice(value, self._s3)
+                what = f"reading {self._rel(path)}: {cause_text(value)}"
+                advice = NO_BUCKET if bucket_gone(value) else network_advice(value, self._s3)
                 raise StorageError(self.url, what, advice)
             out[self._rel(path)] = bytes(value)
         return out
@@ -161,11 +161,11 @@ class FsspecStore(Store):
         )  # fmt: skip
         out: dict[str, bytes] = {}
         for key, value in zip(keys, got, strict=True):
-            if isinstance(value, FileNotFoundError) and not _bucket_gone(value):
+            if isinstance(value, FileNotFoundError) and not bucket_gone(value):
                 continue  # deleted since the listing
             if isinstance(value, BaseException):
-                what = f"reading {key}: {_cause(value)}"
-                raise StorageError(self.url, what, _advice(value, self._s3))
+                what = f"reading {key}: {cause_text(value)}"
+                raise StorageError(self.url, what, network_advice(value, self._s3))
             out[key] = bytes(value)
         return out
 
@@ -176,7 +176,7 @@ class FsspecStore(Store):
         try:
             self._io(f"writing {key}", fn, *args, **kwargs)
         except FileNotFoundError as e:  # a missing parent: the bucket or its prefix is gone
-            raise StorageError(self.url, f"writing {key}: {_cause(e)}", _NO_BUCKET) from e
+            raise StorageError(self.url, f"writing {key}: {cause_text(e)}", NO_BUCKET) from e
 
     def create(self, key: str, data: bytes) -> bool:
         path = self._path(key)
@@ -221,7 +221,7 @@ class FsspecStore(Store):
             try:
                 self._io(what, delete_s3, self.fs, paths)
             except FileNotFoundError as e:  # never for a key on S3: the bucket went
-                raise StorageError(self.url, f"{what}: {_cause(e)}", _NO_BUCKET) from e
+                raise StorageError(self.url, f"{what}: {cause_text(e)}", NO_BUCKET) from e
             return
         try:
             self._io(what, self.fs.rm, paths)
@@ -245,71 +245,6 @@ def _warn_if_unverified(protocol: str) -> None:
         f"{protocol}:// the run lease and first-writer-wins records hold only if its "
         "pipe_file(mode='create') is atomic. Run one process per run at a time there.",
     )
-
-
-_NO_BUCKET = "the bucket does not exist (any more): create it or fix the URL"
-
-
-def _bucket_gone(e: BaseException) -> bool:
-    cause = e.__cause__
-    error = getattr(cause, "response", None) or {}
-    code = error.get("Error", {}).get("Code") if isinstance(error, dict) else None
-    return code == "NoSuchBucket" or "bucket does not exist" in str(e)
-
-
-def _advice(e: BaseException, s3: bool = False) -> str:
-    """Network advice, for network faults only; on S3, where the endpoint
-    came from, since a wrong AWS_ENDPOINT_URL fails just like no network."""
-    link: BaseException | None = e
-    for _ in range(8):  # the chain of causes, never walked forever
-        if link is None:
-            break
-        names = [c.__name__ for c in type(link).__mro__]
-        if isinstance(link, (ConnectionError, TimeoutError)) or any(
-            "Connect" in n or "Timeout" in n for n in names
-        ):
-            if not s3:
-                return "check the URL, credentials and network"
-            env = os.environ.get("AWS_ENDPOINT_URL")
-            now = f"AWS_ENDPOINT_URL={env}" if env else "AWS_ENDPOINT_URL is unset: AWS itself"
-            return (
-                "check the URL, credentials and network, and the endpoint: the store's "
-                f"endpoint_url= if given, else $AWS_ENDPOINT_URL ({now})"
-            )
-        link = link.__cause__ or link.__context__
-    return ""
-
-
-# S3's answer to credentials it knows but that may not do this (an IAM or
-# bucket policy, or a bucket of another account): other keys will not help.
-_DENIED = (
-    " (the credentials were accepted but are not allowed this: durable needs s3:ListBucket "
-    "on the bucket and s3:GetObject, s3:PutObject and s3:DeleteObject under the store's "
-    "prefix; grant them, or use credentials that have them: AWS_PROFILE, "
-    "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or key=/secret=)"
-)
-
-
-def _error_code(e: BaseException) -> str | None:
-    """S3's error code (AccessDenied, NoSuchBucket, ...) in the chain of causes."""
-    link: BaseException | None = e
-    for _ in range(8):  # the chain of causes, never walked forever
-        if link is None:
-            break
-        error = getattr(link, "response", None)
-        if isinstance(error, dict) and isinstance(error.get("Error"), dict):
-            return str(error["Error"].get("Code"))
-        link = link.__cause__ or link.__context__
-    return None
-
-
-def _cause(e: BaseException) -> str:
-    text = f"{type(e).__name__}: {e}"
-    if _error_code(e) == "AccessDenied":
-        text += _DENIED
-    elif isinstance(e, PermissionError) or "credential" in text.lower():
-        text += " (check the credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or key=/secret=)"
-    return text
 
 
 def url_filesystem(url: str, store: Store | None = None) -> tuple[Any, str]:

@@ -3,17 +3,16 @@ envelope (`envelope`). Runs have a manifest; operations have records."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import asdict, field, fields
 from sys import intern
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .._errortext import shell_words, unrecordable
+from .._errortext import unrecordable
 from .._frozen import Compared, dataclass
-from ..errors import CorruptRecordError, DurableError, SerializationError
+from ..errors import SerializationError
 from .argdigest import digest_of
-from .codec import MSGPACK, PICKLE, _packers, decode_value, encode_value, unpack
+from .codec import MSGPACK, PICKLE, _packers, encode_value, unpack
 
 # The envelope has a module of its own; most callers take it from here.
 from .envelope import intact_body as intact_body
@@ -23,8 +22,13 @@ from .envelope import sealed_body as sealed_body
 from .envelope import sealed_head as sealed_head
 from .envelope import sealed_sum as sealed_sum
 from .envelope import unseal as unseal
-from .keys import Position, as_position, blob_name, top_level
+from .keys import Position, as_position
 from .runrecord import RunRecord as RunRecord  # a manifest: a module of its own
+
+# So has reading a value back (`storedread`); _core and `manifest` take it from here.
+from .storedread import decode_stored as decode_stored
+from .storedread import load_stored as load_stored
+from .storedread import stored_bytes as stored_bytes
 
 if TYPE_CHECKING:
     from .base import Store
@@ -35,40 +39,6 @@ if TYPE_CHECKING:
 FORMAT = 2
 FORMAT_1 = 1
 _new = object.__new__
-
-
-def check_blob(
-    raw: bytes, digest: str, *, run_id: str, position: Position | None, name: str
-) -> None:
-    """A blob must hash to the digest its (verified) record names."""
-    if hashlib.sha256(raw).hexdigest() != digest:
-        why = f"blob {digest[:12]} does not match its digest (damaged or replaced)"
-        raise CorruptRecordError(run_id, position, name, why)
-
-
-def stored_bytes(
-    store: Store,
-    where: tuple[str, str],
-    inline: bytes | None,
-    blob: str | None,
-    *,
-    position: Position | None,
-    name: str,
-) -> bytes | memoryview | None:
-    """The encoded value a (verified) record or manifest refers to: inline,
-    or its blob (`where` is workflow, run id) checked against the digest the
-    record names, which covers every byte of the envelope: its body is not
-    hashed a second time nor copied (300 MB: 1.5 s of `durable show`'s 7)."""
-    if blob is None:
-        return inline
-    raw = store.get_blob(*where, blob)
-    if raw is None:
-        raise CorruptRecordError(where[1], position, blob_name(blob), "blob missing")
-    check_blob(raw, blob, run_id=where[1], position=position, name=name)
-    try:
-        return sealed_body(raw)
-    except ValueError:  # not an envelope of ours: `unseal` says why
-        return unseal(raw, store.signing_key, run_id=where[1], position=position, name=name)
 
 
 def keep_encoded(
@@ -118,52 +88,6 @@ def encode_record(
             ),
         ) from e  # fmt: skip
     return data
-
-
-def decode_stored(store: Store, encoding: str, data: bytes | memoryview, *, name: str) -> Any:
-    """THE place a value read from a store is decoded: step and item
-    records, blobs, a manifest's arguments and result, fork sources and
-    history previews all come here, so the store's `allow_pickle` (and
-    `DURABLE_ALLOW_PICKLE`) holds for every reader. Signatures were checked
-    when the record, manifest or blob holding `data` was unsealed."""
-    if encoding == MSGPACK:  # plain data: no policy applies, the replay fast path
-        return unpack(data)
-    return decode_value(encoding, data, allow_pickle=store.allow_pickle, key=name)
-
-
-def load_stored(
-    store: Store,
-    where: tuple[str, str],
-    encoding: str,
-    inline: bytes | None,
-    blob: str | None,
-    *,
-    position: Position | None,
-    name: str,
-) -> Any:
-    """`stored_bytes`, then `decode_stored`."""
-    data = stored_bytes(store, where, inline, blob, position=position, name=name)
-    if data is None:
-        raise CorruptRecordError(where[1], position, name, "it holds no value")
-    try:
-        return decode_stored(store, encoding, data, name=name)
-    except DurableError:
-        raise
-    except Exception as e:  # intact (checked above), yet its pickle cannot be rebuilt
-        why = f"its value was recorded, but loading it raised {type(e).__name__}: {e}"
-        advice = _UNLOADABLE + (
-            "" if position is None else "; or run it again in a copy of the run: `durable "
-            f"{shell_words('fork', where[1], '--workflow', where[0], '--at', top_level(position))}`"
-        )
-        raise CorruptRecordError(where[1], position, name, why, advice=advice, unloadable=True) from e
-
-
-_UNLOADABLE = (  # a pickle names the classes and functions it was made of, and calls them
-    "A pickled value is rebuilt from the classes it names: one renamed, moved or "
-    "changed since (its __init__, __reduce__ or __setstate__) cannot rebuild it. Put "
-    "the class back as it was to resume; start afresh with restart=True (durable run "
-    "--restart)"
-)
 
 
 @dataclass

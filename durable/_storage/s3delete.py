@@ -21,7 +21,7 @@ _FINAL = frozenset({"AccessDenied", "AllAccessDisabled", "InvalidAccessKeyId", "
 
 class NotDeleted(Exception):
     """Keys S3 said it did not delete; `response` as botocore's errors hold
-    it, so that the store's error text reads its code (`objects._cause`)."""
+    it, so that the store's error text reads its code (`objecterrors.cause_text`)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"({code}) {message}")

@@ -20,7 +20,7 @@ from typing import Any
 
 import durable
 from durable import _cli
-from durable._manage import runs as _runs
+from durable._manage import delete as _delete
 from durable._storage.manifest import read_manifest, write_manifest
 from durable._storage.records import StepRecord, seal, unseal
 from tests.faults import flows
@@ -244,6 +244,6 @@ def _act(action: str, store: durable.Store) -> None:
     if action == "run":
         flows.call("sync", N, "linked", store)
     elif action == "rm":
-        _runs.delete_run(store, "sync_flow", "linked")
+        _delete.delete_run(store, "sync_flow", "linked")
     else:
         durable.gc(store, keep_last=0)

@@ -186,7 +186,7 @@ REMOVER = """
 import os, sys
 sys.path.insert(0, {root!r})
 import durable
-from durable._manage import runs as _runs
+from durable._manage import delete as _delete
 import durable
 from tests.faults import flows
 
@@ -194,7 +194,7 @@ store = flows.open_store()
 # Until both starters are done, however long their starts take.
 while not os.path.exists({done!r}):
     try:
-        _runs.delete_run(store, "sync_flow", "contested")
+        _delete.delete_run(store, "sync_flow", "contested")
     except (durable.RunLockedError, durable.RunNotFoundError):
         pass
 """
