@@ -5,12 +5,14 @@ in clear (review67). Held by identity, as an output is."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import durable
 from durable._core.attempts import UNKEPT_TEXT
+from tests.conftest import PY
 
 TOKEN = "".join(["s3cr3t-", "token-", "review67"])  # made at run time, as a real one is
 
@@ -61,3 +63,48 @@ def test_an_error_holding_a_secret_is_kept_without_its_text(tmp_path: Path, wher
     body = "call" if where == "step" else "item"
     assert ran == ["login", body, body, "login", body]
     assert TOKEN.encode() not in _stored(tmp_path)
+
+
+POOLED = '''
+import concurrent.futures as cf, os, sys
+import durable
+
+def note(name):
+    with open(sys.argv[1], "a") as f:
+        f.write(name + "\\n")
+
+@durable.step(persist=False)
+def login(i):
+    note(f"login{i}")
+    return "".join(["s3cr3t-", "pooled-", str(i)])
+
+def item(i):
+    token = login(i)
+    note(f"item{i}")
+    if os.environ.get("FAIL"):
+        raise PermissionError(token)
+    return len(token)
+
+@durable.workflow(run_id="pooled")
+def flow():
+    with cf.ProcessPoolExecutor(1) as pool:
+        return durable.loop_over(item, [1], executor=pool)
+
+print(flow())
+'''
+
+
+def test_an_error_a_process_worker_raised_holding_a_secret_is_kept_without_its_text(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    script, counts = tmp_path / "flow.py", tmp_path / "counts"
+    script.write_text(POOLED)
+    store = Path(child_env["DURABLE_STORE"])
+    failed = subprocess.run([PY, str(script), str(counts)], env={**child_env, "FAIL": "1"}, capture_output=True)
+    assert failed.returncode == 1 and b"PermissionError: s3cr3t-pooled-1" in failed.stderr  # the caller's error as it was
+    assert b"s3cr3t-pooled" not in _stored(store)
+    done = subprocess.run([PY, str(script), str(counts)], env=child_env, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().split() == ["[15]"]
+    assert counts.read_text().split() == ["login1", "item1"] * 2
+    assert b"s3cr3t-pooled" not in _stored(store)
