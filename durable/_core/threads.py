@@ -36,6 +36,7 @@ import functools
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -66,7 +67,7 @@ def _wrap_start() -> None:
 
     @functools.wraps(start)
     def start_marked(self: threading.Thread) -> None:
-        run, state = body_run(), current_state()
+        run, state = body_run(), _state_ref()
         if run is not None or state is not None:
             with contextlib.suppress(AttributeError):  # a subclass with __slots__: unmarked
                 self.run = functools.partial(_marked, run, state, self.run)  # type: ignore[method-assign]
@@ -114,7 +115,7 @@ def _for_body(fn: Callable[..., Any]) -> Callable[..., Any]:
     run = body_run()
     # A pool or a cluster a body made and kept, fed after the run: plain calls.
     run = run if run is not None and run.open else None
-    return functools.partial(_marked, run, current_state(), fn)
+    return functools.partial(_marked, run, _state_ref(), fn)
 
 
 def _marked(run: Any, state: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -131,14 +132,21 @@ class _Handed(threading.local):
     # thread or handed it this call, and the process it was handed in (a worker
     # forked from it holds a copy, not the run): a persist=False step called here
     # returns its output to that run's code (`unkept.returned`), which holds it.
+    # By weak reference: a thread that outlives the run (a library's I/O loop) keeps none of it.
     state: tuple[int, Any] | None = None
+
+
+def _state_ref() -> Any:
+    state = current_state()
+    return None if state is None else weakref.ref(state)
 
 
 _handed = _Handed()
 
 
 def hand(state: Any) -> tuple[int, Any] | None:
-    """This thread's work is state's run's (None: no run's); what it was before."""
+    """This thread's work is the run's that `state` (a weak reference to its
+    `RunState`) refers to (None: no run's); what it was before."""
     before = _handed.state
     _handed.state = None if state is None else (os.getpid(), state)
     return before
@@ -152,4 +160,4 @@ def hand_back(before: tuple[int, Any] | None) -> None:
 def handed_state() -> Any:
     """The run (its `RunState`) whose code handed this thread its work, or None."""
     held = _handed.state
-    return held[1] if held is not None and held[0] == os.getpid() else None
+    return held[1]() if held is not None and held[0] == os.getpid() else None
