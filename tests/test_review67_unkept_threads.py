@@ -26,6 +26,13 @@ def _in_a_pool(fn: Callable[[], str]) -> str:
         return str(pool.submit(fn).result())
 
 
+_KEPT = cf.ThreadPoolExecutor(1)  # made before any run, its thread started by none
+
+
+def _in_a_kept_pool(fn: Callable[[], str]) -> str:
+    return str(_KEPT.submit(fn).result())
+
+
 def _in_a_thread(fn: Callable[[], str]) -> str:
     got: list[str] = []
     t = threading.Thread(target=lambda: got.append(fn()))
@@ -34,7 +41,7 @@ def _in_a_thread(fn: Callable[[], str]) -> str:
     return got[0]
 
 
-@pytest.mark.parametrize("how", [_in_a_pool, _in_a_thread], ids=["pool", "thread"])
+@pytest.mark.parametrize("how", [_in_a_pool, _in_a_kept_pool, _in_a_thread], ids=["pool", "kept", "thread"])
 def test_a_secret_made_in_a_thread_of_a_step_stays_out_and_reruns(
     tmp_path: Path, how: Callable[[Callable[[], str]], str]
 ) -> None:
