@@ -18,14 +18,31 @@ from .._storage.keys import Position, attempts_name
 from .._storage.records import Attempt, StepRecord, seal_record
 from .._valuetext import error_message
 from ..errors import LeaseLostError, StorageError
-from .context import RunState
+from . import unkept
+from .context import RunState, current_state
 from .stillheld import lease_lost
+
+# What an error's text is kept as when the error holds a persist=False step's output.
+UNKEPT_TEXT = "(its text holds what a persist=False step returned, which is never stored)"
 
 
 def attempt_record(exc: BaseException) -> Attempt:
     """A failed try as history keeps it."""
+    return Attempt(type(exc).__qualname__, *failure_text(exc), now())
+
+
+def failure_text(exc: BaseException, ctx: RunState | None = None) -> tuple[str, str]:
+    """The message and the traceback's end a failure is kept with (a failed
+    try's, a run's). An error holding a persist=False step's output
+    (`raise AuthError(token)`, by identity as `unkept` holds it) is kept
+    with its frames and type only: its text would write the secret.
+    `ctx`: the run (default: the one executing here)."""
+    ctx = ctx if ctx is not None else current_state()
+    if ctx is not None and ctx.unkept and unkept.holds(ctx, exc):
+        frames = "".join(traceback.format_tb(exc.__traceback__)[-2:])
+        return UNKEPT_TEXT, f"{frames}{type(exc).__qualname__}: {UNKEPT_TEXT}\n"[-4000:]
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
-    return Attempt(type(exc).__qualname__, error_message(exc)[:2000], tb[-4000:], now())
+    return error_message(exc)[:2000], tb[-4000:]
 
 
 def save_failures(

@@ -5,7 +5,6 @@ lifecycle in `run` decides which; these say what each writes."""
 from __future__ import annotations
 
 import inspect
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -17,10 +16,10 @@ from .._storage.keys import new_incarnation
 from .._storage.manifest import decode_manifest, write_manifest
 from .._storage.noted import note, note_opened, note_synced
 from .._storage.records import RunRecord, keep_encoded
-from .._valuetext import error_message
 from ..errors import DefinitionChangedError, LeaseLostError, SerializationError, StorageError
 from . import unkept
 from .arguments import at_default, encode_arguments
+from .attempts import failure_text
 from .context import RunState
 from .definition import UNMADE, Definition
 from .killed import KEY as KILLED
@@ -175,14 +174,14 @@ def refused(
     did keeps the definition that made its records, found by `start`."""
     if before is None or before.extra.get(UNMADE):
         made_nothing(manifest, ctx)
-        finish(store, manifest, "failed", error=error_summary(error), pending=error)
+        finish(store, manifest, "failed", error=error_summary(error, ctx), pending=error)
         return
     synced = store.end_run(manifest.workflow, manifest.run_id)
     before.extra.pop(REFUSED, None)  # its code ran (or no longer refuses it): this refusal is its own
     note(before.extra, ctx.records, error, level)  # a rerun may have dropped some
     note_synced(before.extra, synced)
     if before.status == "running":
-        before.status, before.error = "failed", error_summary(error)
+        before.status, before.error = "failed", error_summary(error, ctx)
         if KILLED in manifest.extra:
             before.extra[KILLED] = manifest.extra[KILLED]
     write_manifest(store, before)
@@ -220,7 +219,7 @@ def complete(store: Store, manifest: RunRecord, value: Any, ctx: RunState) -> No
             f"{manifest.workflow} (return value)", type(value).__qualname__, str(e),
             advice=f"{wanted}. The steps' records are intact: fix it and call again, the finished steps replay.",
         )  # fmt: skip
-        finish(store, manifest, "failed", error=error_summary(err), pending=e)
+        finish(store, manifest, "failed", error=error_summary(err, ctx), pending=e)
         raise err from e
     # Over the blob threshold the value goes to a blob, as a step output does.
     where = (manifest.workflow, manifest.run_id)
@@ -228,6 +227,7 @@ def complete(store: Store, manifest: RunRecord, value: Any, ctx: RunState) -> No
     finish(store, manifest, "completed")
 
 
-def error_summary(exc: BaseException) -> dict[str, str]:
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-3:])
-    return {"type": type(exc).__qualname__, "message": error_message(exc)[:2000], "traceback": tb[-4000:]}
+def error_summary(exc: BaseException, ctx: RunState | None = None) -> dict[str, str]:
+    """A failed run's error as its manifest keeps it (`attempts.failure_text`)."""
+    message, tb = failure_text(exc, ctx)
+    return {"type": type(exc).__qualname__, "message": message, "traceback": tb}

@@ -192,7 +192,7 @@ def run_locked(
         if (e.workflow, e.run_id) != (flow.name, run_id) and not cancel.of_a_caller(ctx, e):
             # A child run was cancelled, not this one: this run stays resumable
             # (it runs the child afresh once the child is removed).
-            finish(store, manifest, "failed", error=error_summary(e), pending=e)
+            finish(store, manifest, "failed", error=error_summary(e, ctx), pending=e)
             notify.run_failed(ctx, e)
             raise
         finish(store, manifest, "cancelled", reason="cancelled", pending=e)
@@ -210,18 +210,18 @@ def run_locked(
         # A damaged record is a refusal when replay reached it (`lookup`).
         damage = isinstance(e, DAMAGE) and e is not ctx.refusal
         if damage or (isinstance(e, ArtifactMissingError) and e.state == "not produced"):
-            finish(store, manifest, "failed", error=error_summary(e), pending=e)
+            finish(store, manifest, "failed", error=error_summary(e, ctx), pending=e)
         else:
             refused(store, before, manifest, e, ctx, level)
         notify.run_failed(ctx, e)
         raise
     except Exception as e:
-        finish(store, manifest, "failed", error=error_summary(raised(e)), pending=e)
+        finish(store, manifest, "failed", error=error_summary(raised(e), ctx), pending=e)
         notify.run_failed(ctx, raised(e))
         _untaken(ctx, "failed", caller, bound)
         raise
     except BaseException as e:
-        finish(store, manifest, "interrupted", error=error_summary(e), pending=e)
+        finish(store, manifest, "interrupted", error=error_summary(e, ctx), pending=e)
         add_note(e, f"durable: run {run_id!r} was interrupted; {RESUME_HINT}")
         notify.run_interrupted(ctx, e)
         raise

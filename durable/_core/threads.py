@@ -23,18 +23,24 @@ active (durable calls there are plain calls), and a pool's worker threads
 are marked for each call submitted, with the submitter's run or none,
 over the mark of the body that happened to start them. A pool module first
 imported in a body is wrapped when its first thread starts: the calls
-submitted before that reach only threads the body started, marked."""
+submitted before that reach only threads the body started, marked.
+Each is also handed the run whose code (a step's body too) started or fed
+it (`hand`): a persist=False step's output made there is that run's to
+hold (`unkept.returned`); it had none, and the step returning it on wrote
+the secret into its record."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .context import body_run, mark_thread
+from .context import body_run, current_state, mark_thread
 
 _wrapped: set[str] = set()
 
@@ -61,10 +67,10 @@ def _wrap_start() -> None:
 
     @functools.wraps(start)
     def start_marked(self: threading.Thread) -> None:
-        run = body_run()
-        if run is not None:
+        run, state = body_run(), _state_ref()
+        if run is not None or state is not None:
             with contextlib.suppress(AttributeError):  # a subclass with __slots__: unmarked
-                self.run = functools.partial(_marked, run, self.run)  # type: ignore[method-assign]
+                self.run = functools.partial(_marked, run, state, self.run)  # type: ignore[method-assign]
         if len(_wrapped) < 3:  # a pool module imported since the run started (in its body)
             install()
         start(self)
@@ -108,12 +114,50 @@ def _for_body(fn: Callable[..., Any]) -> Callable[..., Any]:
     step (or a plain thread) handing it work later is not that body."""
     run = body_run()
     # A pool or a cluster a body made and kept, fed after the run: plain calls.
-    return functools.partial(_marked, run if run is not None and run.open else None, fn)
+    run = run if run is not None and run.open else None
+    return functools.partial(_marked, run, _state_ref(), fn)
 
 
-def _marked(run: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    before = mark_thread(run)
+def _marked(run: Any, state: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    before, handed = mark_thread(run), hand(state)
     try:
         return fn(*args, **kwargs)
     finally:
         mark_thread(before)
+        hand_back(handed)
+
+
+class _Handed(threading.local):
+    # The run whose code (a step's body too, where no run is active) started this
+    # thread or handed it this call, and the process it was handed in (a worker
+    # forked from it holds a copy, not the run): a persist=False step called here
+    # returns its output to that run's code (`unkept.returned`), which holds it.
+    # By weak reference: a thread that outlives the run (a library's I/O loop) keeps none of it.
+    state: tuple[int, Any] | None = None
+
+
+def _state_ref() -> Any:
+    state = current_state()
+    return None if state is None else weakref.ref(state)
+
+
+_handed = _Handed()
+
+
+def hand(state: Any) -> tuple[int, Any] | None:
+    """This thread's work is the run's that `state` (a weak reference to its
+    `RunState`) refers to (None: no run's); what it was before."""
+    before = _handed.state
+    _handed.state = None if state is None else (os.getpid(), state)
+    return before
+
+
+def hand_back(before: tuple[int, Any] | None) -> None:
+    """Undoes `hand`, given what it returned."""
+    _handed.state = before
+
+
+def handed_state() -> Any:
+    """The run (its `RunState`) whose code handed this thread its work, or None."""
+    held = _handed.state
+    return held[1]() if held is not None and held[0] == os.getpid() else None

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from .._fingerprint.imports import user_class
 from .._storage.codec import holds_any
 from .context import RunState, current_state
+from .threads import hand, hand_back, handed_state
 
 T = TypeVar("T")
 
@@ -156,8 +157,10 @@ def _gone(marks: dict[int, Any], key: int, ref: Any) -> None:
 
 
 def returned(value: T) -> T:
-    """A persist=False step's plain call returned value (no record of its own)."""
-    note(current_state(), value)
+    """A persist=False step's plain call returned value (no record of its own):
+    the run's, also in a thread a step's body started or fed (it has no run
+    state: the step returning value on would have written it; `threads`)."""
+    note(current_state() or handed_state(), value)
     return value
 
 
@@ -169,8 +172,11 @@ def made_by(spec: Any, value: T) -> T:
 def made_elsewhere(call: Callable[[], T]) -> tuple[T, str]:
     """call's value, and `UNKEPT` when a persist=False step returned something
     in it outside a run's state (a worker's: its output is another object there)."""
-    before = here.returned
-    value = call()
+    before, handed = here.returned, hand(None)  # a Dask worker's thread: its output travels too
+    try:
+        value = call()
+    finally:
+        hand_back(handed)
     return value, UNKEPT if here.returned != before else ""
 
 

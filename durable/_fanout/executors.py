@@ -132,11 +132,12 @@ def run_pickled(
         late = lapsed(until, here=bool(owner))
         if late is not None:
             return codec.dumps_callable((None, late, ""))
+        before = unkept.here.returned
         try:
             # Another process: the run's store is not known here, so no cache.
             value, made = unkept.made_elsewhere(lambda: call_item(fn, item, trace, local=False))
-        except Exception as exc:
-            return _pack_error(exc)
+        except Exception as exc:  # its text may spell a persist=False step's output made here
+            return _pack_error(exc, unkept.UNKEPT if unkept.here.returned != before else "")
     try:
         return codec.dumps_callable((True, value, made))
     except Exception as exc:
@@ -144,16 +145,19 @@ def run_pickled(
         return _pack_error(err)
 
 
-def _pack_error(exc: Exception) -> bytes:
+def _pack_error(exc: Exception, made: str = "") -> bytes:
+    """`made`: `UNKEPT` when a persist=False step returned something in the try
+    (`outcome.unpack_outcome` holds the error as its output: its text is not kept)."""
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    sent: tuple[Any, ...] = (made,) if made else ()  # a fourth part only then: an older reader takes three
     try:
-        packed = codec.dumps_callable((False, exc, tb))
+        packed = codec.dumps_callable((False, exc, tb, *sent))
         # One that pickles but cannot be unpickled (a __reduce__ giving what its __init__
         # refuses) would raise a TypeError in the workflow process in place of the item's error.
         codec.loads_callable(packed)
         return packed
     except Exception:  # an exception that cannot travel still reports its text
-        return codec.dumps_callable((False, RuntimeError(f"{type(exc).__name__}: {error_message(exc)}"), tb))
+        return codec.dumps_callable((False, RuntimeError(f"{type(exc).__name__}: {error_message(exc)}"), tb, *sent))
 
 
 class Pool(Protocol):

@@ -19,11 +19,13 @@ class RemoteTraceback(Exception):
 
 
 def unpack_outcome(data: bytes) -> Any:
-    ok, value, tb = codec.loads_callable(data)
+    ok, value, tb, *made = codec.loads_callable(data)
     if ok:  # a persist=False step's output made there: held as one here
         return unkept.returned(value) if tb == unkept.UNKEPT else value
     if ok is None:  # not started (`run_pickled`): the block hands it out again
         raise NotStarted(value)
+    if made == [unkept.UNKEPT]:  # an error raised where one was made: its text may spell it
+        unkept.returned(value)
     # Dask carries remote tracebacks itself (tblib); a process pool does not.
     if tb and value.__traceback__ is None:
         inner = _innermost(value)
