@@ -1,0 +1,77 @@
+"""The 55th new-user walk: `durable.runs()` (as `durable runs` lists) was
+a bare AttributeError; `durable run nb.ipynb:wf` ran the notebook's JSON
+as Python and said "NameError: name 'null' is not defined". In process:
+`main([...])`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import durable
+from durable._cli.main import main
+
+CELLS = [
+    "import durable",
+    "@durable.step\ndef load(n: int) -> list[int]:\n    with open('counts', 'a') as f:\n"
+    "        f.write('load\\n')\n    return list(range(n))",
+    "@durable.workflow\ndef analysis(n: int = 3) -> int:\n    return sum(load(n))",
+    "analysis(3)",
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [("runs", "my_workflow.runs() (`durable runs` lists every workflow's from a shell)"),
+     ("history", "my_workflow.history(RUN_ID)"), ("show", "my_workflow.history(RUN_ID)"),
+     ("fork", "my_workflow.fork(RUN_ID, at=N)"), ("rm", "my_workflow.delete(RUN_ID)"),
+     ("cancel", "my_workflow.cancel(RUN_ID)"), ("recover", "my_workflow.recover()")],
+)  # fmt: skip
+def test_a_workflow_method_asked_of_the_module_names_the_call(name: str, call: str) -> None:
+    """Before: "module 'durable' has no attribute 'runs'", and nothing of
+    where the runs are listed from Python."""
+    with pytest.raises(AttributeError, match=r"^module 'durable' has no attribute") as caught:
+        getattr(durable, name)
+    assert str(caught.value).endswith(f"{name!r}: call the method of the workflow, {call}")
+    with pytest.raises(AttributeError, match=r"^module 'durable' has no attribute 'nothing_of_the_kind'$"):
+        durable.nothing_of_the_kind  # noqa: B018
+
+
+def test_each_method_named_is_one_a_workflow_has(tmp_path: Path) -> None:
+    """The calls the hint names are the workflow's own: each one runs."""
+    from durable import _WORKFLOW_METHODS  # type: ignore[attr-defined]
+
+    @durable.workflow(store=str(tmp_path))
+    def wf() -> int:
+        return 1
+
+    assert {c.partition("(")[0] for c in _WORKFLOW_METHODS.values()} <= set(dir(wf))
+    assert wf.runs() == []
+
+
+@pytest.fixture
+def notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    cells = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+              "source": text} for i, text in enumerate(CELLS)]  # fmt: skip
+    doc = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "eda.ipynb").write_text(json.dumps(doc, indent=1))
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", [["run", "eda.ipynb:analysis"], ["run", "eda.ipynb:analysis", "--restart"],
+                                     ["recover", "eda.ipynb:analysis"]])  # fmt: skip
+def test_a_notebook_as_the_target_says_where_its_workflow_runs(
+    notebook: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: "cannot load eda.ipynb: NameError: name 'null' is not
+    defined (eda.ipynb, line 5)": the notebook's JSON run as a script."""
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert "cannot load eda.ipynb: it is a notebook, and durable run loads a Python file or module; run " in err
+    assert "in the notebook (analysis(...), or analysis.resume(RUN_ID): `durable show RUN` prints" in err
+    assert "nothing was run" in err and "NameError" not in err
+    assert not (notebook / "counts").exists() and not (notebook / "store").exists()
