@@ -103,3 +103,61 @@ def test_run_resume_and_fork_give_completed_runs_whose_value_is_the_workflows(tm
     again = greet.run("hi", go=True)
     assert [(r.status, r.value.lower()) for r in (resumed, forked, again)] == [("completed", "hi!")] * 3
     assert executed == ["hi", "hi"]  # the fork replays position 0; a new call (go=True) runs it
+
+
+NIGHTLY = """\
+import os
+
+import durable
+
+
+@durable.step
+def a(x: int) -> int:
+    with open("counts", "a") as f:
+        f.write("a\\n")
+    return x + 1
+
+
+@durable.step
+def b(y: int) -> int:
+    with open("counts", "a") as f:
+        f.write("b\\n")
+    if os.environ.get("FAIL"):
+        raise RuntimeError("b failed")
+    return y * 2
+
+
+@durable.workflow
+def nightly(x: int = 1) -> int:
+    return b(a(x))
+"""
+
+
+def test_a_script_started_from_the_folder_above_is_named_by_its_path_from_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: after `durable run jobs/nightly.py:nightly` failed, `durable
+    show` in that folder said "`durable run` of nightly.py:nightly with
+    --run-id R --resume; nightly.py, the script the run was started from, is
+    not in this folder: give its path from here...", though the only
+    nightly.py is jobs/nightly.py: the line to paste, with its path."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DURABLE_STORE", str(tmp_path / "store"))
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "nightly.py").write_text(NIGHTLY)
+    monkeypatch.setenv("FAIL", "1")
+    assert main(["run", "jobs/nightly.py:nightly", "--run-id", "n1"]) == 1
+    monkeypatch.delenv("FAIL")
+    capsys.readouterr()
+    assert main(["show", "n1"]) == 0
+    line = next(x for x in capsys.readouterr().err.splitlines() if x.startswith("  continue with: "))
+    assert line == "  continue with: durable run jobs/nightly.py:nightly --run-id n1 --resume", line
+    assert main(line.split()[3:]) == 0  # pasted
+    assert (tmp_path / "counts").read_text().split() == ["a", "b", "b"]
+    (tmp_path / "old").mkdir()  # a second nightly.py below: which one is not said, the words stay
+    (tmp_path / "old" / "nightly.py").write_text(NIGHTLY)
+    monkeypatch.setenv("FAIL", "1")
+    assert main(["run", "jobs/nightly.py:nightly", "--run-id", "n2"]) == 1
+    capsys.readouterr()
+    assert main(["show", "n2"]) == 0
+    assert "nightly.py, the script the run was started from, is not in this folder" in capsys.readouterr().err
