@@ -161,3 +161,34 @@ def test_a_script_started_from_the_folder_above_is_named_by_its_path_from_there(
     capsys.readouterr()
     assert main(["show", "n2"]) == 0
     assert "nightly.py, the script the run was started from, is not in this folder" in capsys.readouterr().err
+
+
+def test_a_run_not_found_in_a_configured_store_names_it_in_the_command_to_list_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `wf.resume("nope")` on a workflow whose store is
+    durable.configure()'s said "(`durable runs flow.wf` lists them)", which
+    pasted read ./.durable: "durable: no runs in .durable"."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DURABLE_STORE", raising=False)
+    executed: list[int] = []
+
+    @durable.step
+    def add(x: int) -> int:
+        executed.append(x)
+        return x + 1
+
+    @durable.workflow(store=str(tmp_path / "team-runs"))
+    def wf(x: int = 1) -> int:
+        return add(x)
+
+    wf.with_options(run_id="r1")(1)
+    for call in (lambda: wf.resume("nope"), lambda: wf.history("nope"), lambda: wf.delete("nope")):
+        with pytest.raises(durable.RunNotFoundError) as missing:
+            call()
+        line = str(missing.value).partition("(`")[2].partition("`")[0]
+        assert line == f"durable --store {tmp_path / 'team-runs'} runs {wf.name}", line
+        capsys.readouterr()
+        assert main(line.split()[1:]) == 0  # pasted: the run is listed
+        assert "r1" in capsys.readouterr().out
+    assert executed == [1]
