@@ -159,6 +159,14 @@ _HOMES = {
 # The public modules besides this one, loaded when first named.
 _SUBMODULES = frozenset({"events", "testing"})
 
+# Names a user reaches for on the module, from the command line (`durable
+# runs`) or another library, that are methods of a workflow: the call meant.
+_WORKFLOW_METHODS = {
+    "runs": "runs()", "history": "history(RUN_ID)", "show": "history(RUN_ID)", "fork": "fork(RUN_ID, at=N)",
+    "resume": "resume(RUN_ID)", "delete": "delete(RUN_ID)", "rm": "delete(RUN_ID)", "cancel": "cancel(RUN_ID)",
+    "recover": "recover()", "run": "run(...)", "with_options": "with_options(...)",
+}
+
 if not _typing.TYPE_CHECKING:
 
     def __getattr__(name: str) -> _Any:
@@ -166,10 +174,17 @@ if not _typing.TYPE_CHECKING:
             return _importlib.import_module(f".{name}", __name__)
         home = _HOMES.get(name)
         if home is None:
-            raise AttributeError(f"module 'durable' has no attribute {name!r}")
+            raise AttributeError(f"module 'durable' has no attribute {name!r}" + _method_hint(name))
         value = getattr(_importlib.import_module(home, __name__), name)
         globals()[name] = value  # once loaded, an ordinary attribute
         return value
+
+    def _method_hint(name: str) -> str:
+        call = _WORKFLOW_METHODS.get(name)
+        if call is None:
+            return ""
+        every = " (`durable runs` lists every workflow's from a shell)" if name == "runs" else ""
+        return f": call the method of the workflow, my_workflow.{call}{every}"
 
     # Every other name raises: told to the fingerprint walk (`reach.may_answer`),
     # which then asks for none of them (an AttributeError a name, each re-call).

@@ -342,6 +342,12 @@ def defaults_live(x, table=LIMITS, fn=helper_leaf, flag=None, *, limit=THRESHOLD
     return x
 
 
+# A path default: `pathlib._local.PosixPath` on 3.13, `pathlib.PosixPath` before (newuser55).
+# (Imported here: a module-level `import pathlib` is read by `imports_in_body`.)
+def path_defaults(x, out=__import__("pathlib").Path("o.csv"), pure=__import__("pathlib").PurePosixPath("a")):
+    return out / x
+
+
 partial_bound = functools.partial(params, 1, 2, d=(3, "four"))
 
 

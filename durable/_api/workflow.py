@@ -193,7 +193,7 @@ class Workflow(Steering, Generic[P, R]):
     # -- the run ---------------------------------------------------------
     def _call_plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Plan[R]:
         run = yield from self._plan(args, kwargs)
-        return run.value  # type: ignore[return-value]
+        return run.value
 
     def _plan(
         self,

@@ -12,12 +12,10 @@ import warnings
 from collections.abc import Container, Iterator, Sequence
 
 from .._errortext import PACKAGE, and_list, id_word, program, shell_words
+from .._manage.missing import not_the_commands as not_the_commands
 from .._manage.owners import SeveralWorkflows
 from .._manage.runs import list_runs, namesakes, no_folder
-from .._settings import from_environment
 from .._storage.base import Store
-from .._storage.files import normalise
-from .._storage.keystore import BackendStore
 from ..errors import (
     ArtifactMissingError,
     DefinitionChangedError,
@@ -65,14 +63,6 @@ def rerun(args: argparse.Namespace, run_id: str) -> str:
     a word of the shell: a workflow file in `My Drive/` was split in two."""
     target = getattr(args, "target", None) or "FILE.py:WORKFLOW"
     return f"{command(args)} {shell_words('run', target, '--run-id', run_id)}"
-
-
-def not_the_commands(store: Store) -> bool:
-    """Whether the store of the script's workflow is another than the one
-    the other commands read without --store ($DURABLE_STORE, ./.durable)."""
-    if isinstance(store, BackendStore):  # the script's own object: no URL to give
-        return False
-    return normalise(store.url) != normalise(str(from_environment("store")))  # `file://` too
 
 
 def not_there(store: Store) -> str:

@@ -90,6 +90,9 @@ def run_line(durable: str, found: str | None, workflow: str, run_id: str, flags:
     `found` (`target`); when not known, or its script is not in this folder
     (the manifest names no folder), the same in words."""
     script = (found or "").partition(":")[0] if ".py:" in (found or "") else ""
+    moved = _below(script) if found and script and not os.path.isfile(script) else None
+    if found and moved:  # `python jobs/flow.py` started it: the manifest names `flow.py` alone
+        found, script = f"{moved}{found[len(script):]}", moved
     if found and (not script or os.path.isfile(script)):
         return f"{durable} {shell_words('run', found, '--run-id', run_id)} {flags}"
     if found:  # the manifest knows a script's name, not its folder (`durable run sub/flow.py:main`)
@@ -100,6 +103,22 @@ def run_line(durable: str, found: str | None, workflow: str, run_id: str, flags:
                 f"if it was renamed, rename it back to {script} first (the workflow of a renamed script is "
                 f"another one, without run {id_word(run_id)})")  # fmt: skip
     return f"`{durable} run` of the script and function that define {workflow}, with {shell_words('--run-id', run_id)} {flags}"
+
+
+def _below(script: str) -> str | None:
+    """The one file named `script` in the folders below this one, two levels
+    deep (hidden folders and virtualenvs left out): its path from here; None
+    when there is none, or several (the line then says it in words)."""
+    seen: list[str] = []
+    for top, folders, files in os.walk("."):
+        keep = top.count(os.sep) < 2
+        folders[:] = [f for f in folders if keep and not f.startswith(".") and not _is_env(os.path.join(top, f))]
+        seen += [os.path.join(top, script)[2:]] if top != "." and script in files else []
+    return seen[0] if len(seen) == 1 else None
+
+
+def _is_env(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.basename(folder) in ("__pycache__", "node_modules")
 
 
 def restart_command(

@@ -38,6 +38,13 @@ def load_target(spec: str, typed: Sequence[str] = ()) -> Workflow[Any, Any]:
             f"target {spec!r} must be path/to/file.py:workflow or package.module:workflow"
             + (_run_named(spec, typed) if not sep else "")
         )
+    if where.endswith(".ipynb"):  # JSON, which Python would run into a NameError of `null`
+        raise UsageError(
+            f"cannot load {where}: it is a notebook, and durable run loads a Python file or module; "
+            f"run its workflow in the notebook ({attr}(...), or {attr}.resume(RUN_ID): `{program()} show RUN` "
+            "prints the call for a run), or move the workflow to a .py file (a script's workflow is named "
+            "after the script: its runs are not the notebook's); nothing was run"
+        )
     is_file = where.endswith(".py") or os.sep in where or os.path.isfile(where)
     if is_file and not os.path.exists(where):  # a typo: the file meant, not Errno 2 and a path
         folder = os.path.dirname(where) or "."

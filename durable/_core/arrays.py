@@ -8,15 +8,12 @@ import bisect
 import sys
 from typing import Any
 
-from .._fingerprint.reach import module_label
+from .._fingerprint.scriptnames import type_label
 
 
 def qualname(t: Any) -> str:
-    """`module.Qualname` of a type, its module as a fingerprint names it
-    (a script's by the script's name): what every content digest is kinded by."""
-    module = getattr(t, "__module__", None)
-    module = module_label(module) if isinstance(module, str) else "?"
-    return f"{module}.{getattr(t, '__qualname__', repr(t))}"
+    """`module.Qualname` of a type (`type_label`): what every content digest is kinded by."""
+    return type_label(t)
 
 
 def arrays(v: Any) -> tuple[str, Any] | None:

@@ -169,12 +169,14 @@ class RunContext:
 
 @dataclass(frozen=True)
 class Run(Frozen, Generic[R]):
-    """The outcome of one call of a workflow."""
+    """The outcome of one call of a workflow. `run()`, `resume()` and `fork()`
+    return completed runs only, whose value is never a missing one (`R`, not
+    `R | None`); `recover()`'s runs, which may not be completed, are `Run[Any]`."""
 
     run_id: str
     workflow: str
     status: str
-    value: R | None
+    value: R
     error: str | None
     resumed_from_step: int | None
     steps_replayed: int

@@ -9,6 +9,7 @@ import keyword
 import os
 import sys
 import types
+from typing import Any
 
 # A script's module: `__main__`, or `__mp_main__` in a worker that
 # multiprocessing started with spawn or forkserver (the default on macOS and
@@ -99,3 +100,32 @@ def _script_file(module: object) -> str | None:
 @functools.lru_cache(maxsize=256)
 def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
+
+
+def public_name(obj: object) -> str:
+    """`module.qualname` by the shortest module path that has it:
+    `pathlib.Path`, not `pathlib._local.Path` (3.13), so that a run resumed
+    under another Python version sees the same name."""
+    module, qualname = str(getattr(obj, "__module__", "?")), str(getattr(obj, "__qualname__", "?"))
+    parts = module.split(".")
+    for i in range(1, len(parts)):
+        found: object = sys.modules.get(".".join(parts[:i]))
+        for attr in qualname.split("."):
+            found = getattr(found, attr, None)
+        if found is obj:
+            return f"{'.'.join(parts[:i])}.{qualname}"
+    return f"{module}.{qualname}"
+
+
+def type_label(t: Any) -> str:
+    """`module.Qualname` of a type, as fingerprints and argument digests
+    kind a value by it: the script's module by `module_label`; a standard
+    library class in a private module by its public name (`public_name`):
+    `pathlib.PosixPath`, which 3.13 moved to `pathlib._local`, so that a
+    Path digests alike on 3.10-3.13."""
+    module = getattr(t, "__module__", None)
+    if not isinstance(module, str):
+        return f"?.{getattr(t, '__qualname__', repr(t))}"
+    if "._" in module and module.partition(".")[0] in sys.stdlib_module_names:
+        return public_name(t)
+    return f"{module_label(module)}.{getattr(t, '__qualname__', repr(t))}"

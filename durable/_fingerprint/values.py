@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .reach import _followable, identity_of, module_label
+from .scriptnames import public_name as public_name
+from .scriptnames import type_label
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
 _CONTAINERS = (tuple, list, frozenset, set, dict)
@@ -257,21 +259,6 @@ def fallback_tokens(value: object) -> list[str]:
     return plain_tokens(value) or ["obj:" + _qualname(type(value))]
 
 
-def public_name(obj: object) -> str:
-    """`module.qualname` by the shortest module path that has it:
-    `pathlib.Path`, not `pathlib._local.Path` (3.13), so that a run resumed
-    under another Python version sees the same name."""
-    module, qualname = str(getattr(obj, "__module__", "?")), str(getattr(obj, "__qualname__", "?"))
-    parts = module.split(".")
-    for i in range(1, len(parts)):
-        found: object = sys.modules.get(".".join(parts[:i]))
-        for attr in qualname.split("."):
-            found = getattr(found, attr, None)
-        if found is obj:
-            return f"{'.'.join(parts[:i])}.{qualname}"
-    return f"{module}.{qualname}"
-
-
 def named_function(value: object) -> str | None:
     """A function its module holds by its name, by that name (its code is
     followed from the statements that name it, as a helper's): which of
@@ -309,7 +296,7 @@ def _enum_tokens(value: object) -> list[str] | None:
 
 
 def _qualname(t: type) -> str:
-    return f"{module_label(t.__module__)}.{t.__qualname__}"
+    return type_label(t)
 
 
 def hash_tokens(tokens: Iterable[str], size: int = 16) -> str:

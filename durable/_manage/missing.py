@@ -8,7 +8,10 @@ import itertools
 import os
 
 from .._errortext import and_list, near, near_name, shell_words
+from .._settings import from_environment
 from .._storage.base import Store
+from .._storage.files import normalise
+from .._storage.keystore import BackendStore
 from ..errors import RunNotFoundError
 
 
@@ -153,3 +156,11 @@ def renamed_script(workflow: str, others: list[str]) -> str:
         return ""
     was, now = f"{old.rpartition('.')[2]}.py", f"{module.rpartition('.')[2]}.py"
     return "" if was == now else f" If {was} was renamed {now}, its {fn} is another workflow: rename it back to go on with this run."
+
+
+def not_the_commands(store: Store) -> bool:
+    """Whether the store of the script's workflow is another than the one
+    the other commands read without --store ($DURABLE_STORE, ./.durable)."""
+    if isinstance(store, BackendStore):  # the script's own object: no URL to give
+        return False
+    return normalise(store.url) != normalise(str(from_environment("store")))  # `file://` too

@@ -27,7 +27,7 @@ from ..errors import (
     RunNotFoundError,
     StorageError,
 )
-from .missing import near_runs, renamed_script
+from .missing import near_runs, not_the_commands, renamed_script
 from .missing import no_folder as no_folder
 from .missing import no_runs_of as no_runs_of
 from .reads import Head, reading_run, summaries
@@ -212,6 +212,8 @@ def not_found(store: Store, workflow: str, run_id: str, *, resuming: bool = Fals
         )
     else:
         missing.args = (near_runs(store, workflow, run_id, str(missing)),)
+    if not_the_commands(store) and not store.url.startswith("memory://"):  # its commands, pasted, read it
+        missing.args = (str(missing).replace("`durable ", f"`durable {shell_words('--store', store.url)} "),)
     return missing
 
 
