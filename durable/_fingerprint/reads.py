@@ -64,6 +64,7 @@ from .said import now_parts
 from .source import source_of
 from .standins import home_of, placed_builtin, replaced_module
 from .subclasses import subclasses_read
+from .throughnames import read_through_names, standalone_chains
 from .values import _enum_tokens, fallback_tokens, hash_tokens, plain_tokens
 from .witness import remember, witnessed
 
@@ -107,8 +108,8 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
     if local:  # none without an import statement in the source (witnessed)
         remember(local_imports, (tuple(nodes), globs), local)
     done: set[tuple[str, ...]] = set()
-    kept = attributes_kept(tuple(nodes))  # `Cls.runs += 1`: by the class's statements
-    for chain in chains_of(tuple(nodes)):
+    kept, chains = attributes_kept(tuple(nodes)), chains_of(tuple(nodes))  # `Cls.runs += 1`: by the class's statements
+    for chain in chains:
         if chain[0] in local:  # the import statement is part of the code already
             path, obj, scope = _resolve(_Scope(local, False), chain)
             if len(path) == 1:  # what `from c import X` binds counts as `c.X` does
@@ -122,8 +123,8 @@ def read_names(fn: Any, nodes: list[ast.AST], code: types.CodeType, rebound: fro
                 out.parts.update(held_part(head, head, globs, code.co_filename, module=True))
         else:
             continue
-        if path not in done:
-            done.add(path)
+        if path not in done and not read_through_names(chain, obj, chains, standalone_chains(tuple(nodes))):
+            done.add(path)  # not `helpers` of `helpers.f`: f counts, not every function of it
             # Kept by the function, unless another module sets it too (from the environment).
             own = scope.cls is not None and path in kept and not witnessed(attribute_changed_elsewhere, scope.cls, path[-1])
             _count(path, obj, scope, own or _rebound(path, obj, scope, module, rebound), out)

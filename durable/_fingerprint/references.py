@@ -118,7 +118,10 @@ def _module_member(module: types.ModuleType, name: str) -> object:
     if found is _MISSING and (
         name.startswith("__") or ("__getattr__" in names and may_answer(names, name))
     ):
-        return getattr(module, name, _MISSING)
+        try:
+            return getattr(module, name, _MISSING)
+        except Exception:  # a lazy loader's `import_module("." + name)`: no such member, the code never asks
+            return _MISSING
     return found
 
 
