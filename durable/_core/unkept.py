@@ -6,7 +6,7 @@ entry, a workflow's or a child run's result.
 The rule: each value such a step returns in a run (in the body, in another
 step's body, in a `loop_over` item, in a process worker: `UNKEPT`) is held
 by identity, with the parts a container gives (list, tuple, set items, dict
-values) and an object's attributes give (`__dict__`, `__slots__`), for the run's life (its root run's: a child shares its parent's).
+keys and values) and an object's attributes give (`__dict__`, `__slots__`), for the run's life (its root run's: a child shares its parent's).
 An output that holds one is kept as a `persist=False` output is: a step or a
 block leaves a marker and runs again on resume, an item is not kept, a cache
 entry not made; a workflow returning one is refused (`SerializationError`):
@@ -101,7 +101,7 @@ def _interned(s: str) -> bool:
 
 def note(ctx: RunState | None, value: Any) -> None:
     """Hold value and its parts as a persist=False step's output: what its
-    containers hold (list, tuple, set items, dict values), at any depth, and
+    containers hold (list, tuple, set items, dict keys and values), at any depth, and
     what an object's attributes hold (its `__dict__`, its `__slots__`: a
     token in a dataclass's field or a client's attribute), breadth first,
     through the first `_MAX_OPENED` objects. Only objects of the user's own
@@ -126,7 +126,8 @@ def note(ctx: RunState | None, value: Any) -> None:
             marks[id(v)] = v
         if isinstance(v, (list, tuple, set, frozenset)):
             todo += v
-        elif isinstance(v, dict):
+        elif isinstance(v, dict):  # its keys too: `{token: scopes}` holds the token
+            todo += v.keys()
             todo += v.values()
         elif opened < _MAX_OPENED and not isinstance(v, _EVERYONES) and user_class(type(v)):
             opened += 1
