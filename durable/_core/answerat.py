@@ -4,7 +4,14 @@ position of that run takes one (`Bound`). Unbound, an answer given twice
 for one wait (a double click, a webhook delivered again, two reviewers of
 one round) went to the next wait of its name, which nobody had answered.
 Once the bound wait is answered, the same value again is a repeat and
-another is refused, before anything runs (`answered`)."""
+another is refused, before anything runs (`answered`).
+
+An answer given unbound to a run stopped at a wait of its name is that
+wait's (`WAITS_AT`): in an async run the waits of one name in its tasks
+are reached in the order the tasks get there, which a resume does not
+repeat (a step that ran live before the wait replays at once), so the
+first one reached took the answer meant for the one the run said it
+waited at."""
 
 from __future__ import annotations
 
@@ -13,9 +20,9 @@ from typing import Any
 
 from .._errortext import shell_words, warn
 from .._frozen import dataclass
-from .._storage.keys import Position, parse_position, top_level
+from .._storage.keys import Position, format_position, parse_position, top_level
 from .._storage.records import INPUT_KIND, StepRecord
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, Suspended
 from .context import RunState
 from .identity import value_digest
 from .loadback import load_value
@@ -30,14 +37,32 @@ class Bound:
     run_id: str
 
 
-def bind(run_id: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+# The manifest's note of the wait a suspended run stopped at: its name and position.
+WAITS_AT = "waits_at"
+
+
+def note_wait(extra: dict[str, Any], s: Suspended, run_id: str) -> None:
+    """Note in a suspending run's manifest (`extra`) the wait of its own it
+    stopped at, if any (not a `suspend()`, nor a wait in a child run)."""
+    own = s.run_id == run_id and s.child is None and s.position is not None
+    if own and s.waiting_for is not None:
+        extra[WAITS_AT] = [s.waiting_for, format_position(s.position)]
+    else:
+        extra.pop(WAITS_AT, None)
+
+
+def bind(run_id: str, inputs: Mapping[str, Any], waits: Any = None) -> dict[str, Any]:
     """`inputs` by name, an answer given as `name@POSITION` bound to that
     wait of this run (`Bound`). A name without a position after its last
-    `@` is a name as it is."""
+    `@` is a name as it is, bound to the wait the run stopped at when it
+    is that wait's name (`waits`: the suspended run's `WAITS_AT`)."""
     usable: dict[str, Any] = {}
+    stopped = waits if isinstance(waits, list) and len(waits) == 2 else [None, ""]
     for key, value in inputs.items():
         name, _, at = key.rpartition("@")
         pos = parse_position(at) if name else None
+        if pos is None and key == stopped[0] and not isinstance(value, Bound):  # (a caller's stays)
+            name, pos = key, parse_position(str(stopped[1]))
         if pos is not None:
             key, value = name, Bound(value, pos, run_id)
         if key in usable:

@@ -29,6 +29,7 @@ from ..errors import (
     Suspended,
 )
 from . import cancel, events, lifecycle, notify
+from .answerat import WAITS_AT, note_wait
 from .arguments import argument_digests, arguments_digest, inherited, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
@@ -155,12 +156,13 @@ def run_locked(
     cancel.watch(ctx)
     # Before the run is touched (a refusal changes nothing): the last attempt's end tells the input awaited.
     ended = (manifest.status, manifest.reason) if manifest is not None else (None, None)
-    fork = manifest.extra if manifest is not None and manifest.status == "forked" else None
+    fork, waits = (manifest.extra, manifest.extra.get(WAITS_AT)) if manifest is not None else (None, None)
+    fork = fork if ended[0] == "forked" else None
     if caller is not None:
         ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
         ctx.awaited, ctx.caller = caller.awaited, caller
         ctx.unkept = caller.unkept  # the root run's, one dict: `unkept.holds` asks it alone
-    ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
+    ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork, waits=waits)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     # Copied before the death is counted: a refusal puts back the run as found, and the next
     # attempt counts that death itself (counted here too, one refusal made it two).
@@ -200,6 +202,7 @@ def run_locked(
         raise
     except Suspended as s:
         warn_unused(ctx, s)  # once: the runs it passes through on its way up say nothing
+        note_wait(manifest.extra, s, run_id)  # before `_name_caller` renames a child's
         finish(store, manifest, "suspended", reason=s.reason, pending=s)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         _name_caller(s, ctx)
@@ -292,11 +295,10 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
 
 
 def _name_caller(s: Suspended, ctx: RunState) -> None:
-    """A child run's suspension, on its way up, names each run that called
-    it, last the one its caller started: resuming the child's id, as the
-    message said, was refused. Changed in place: its traceback stays. A
-    run of its own (a workflow called in a `loop_over` item) is resumed by
-    its own id: its suspension keeps it."""
+    """A child run's suspension, on its way up, names each run that called it, last
+    the one its caller started: resuming the child's id, as the message said, was
+    refused. Changed in place: its traceback stays. A run of its own (a workflow
+    called in a `loop_over` item) is resumed by its own id: its suspension keeps it."""
     if s is ctx.child_stop and s.run_id != ctx.run_id:
         named = Suspended(ctx.run_id, s.reason, waiting_for=s.waiting_for, child=s.child or s.run_id)
         s.run_id, s.child, s.args = ctx.run_id, named.child, named.args
