@@ -5,7 +5,10 @@ task reached first (position 0.1.1); on resume the other task's step
 replayed at once, its wait (0.0.1) was reached first and took the answer
 given for 0.1.1: a decision recorded for the document nobody reviewed. An
 unbound answer now goes to the wait the run stopped at, as `name@POSITION`
-does; another wait of its name reached first suspends the run there."""
+does, also when it is a child run's (each document reviewed by a workflow
+of its own); another wait of its name reached first suspends the run there.
+Edited code or other arguments may move the wait: then, as before, the
+first wait of its name without an answer takes it (test_peer_ports_fourth)."""
 
 from __future__ import annotations
 
@@ -71,3 +74,26 @@ def test_a_sync_run_still_takes_one_answer_a_round() -> None:
         flow.resume("s", inputs={"decision": "one"})
     assert caught.value.position == 1
     assert flow.resume("s", inputs={"decision": "two"}).value == ["one", "two"]
+
+
+@durable.workflow
+async def review_run(doc: str) -> str:
+    return await review(doc)
+
+
+@durable.workflow
+async def review_runs() -> list[str]:
+    return list(await asyncio.gather(review_run("a"), review_run("b")))
+
+
+def test_an_answer_goes_to_the_child_run_the_run_said_waits() -> None:
+    ran.clear()
+    flow = review_runs.with_options(store=f"memory://r52c-{uuid.uuid4().hex}", run_id="r")
+    first = _suspended(flow)
+    assert (first.run_id, first.child, first.position) == ("r", "r.0.1.0", 1)  # b's run
+    with pytest.warns(UserWarning, match=r"'r\.0\.0\.0' waits .* of run 'r\.0\.1\.0'"):
+        again = _suspended(flow, approval="b is fine")
+    assert again.child == "r.0.0.0"  # b's run, a run of its own, took its answer meanwhile
+    done = asyncio.run(flow.resume("r", inputs={"approval": "a is fine"}))
+    assert done.value == ["A:a is fine", "B:b is fine"]
+    assert sorted(ran) == ["a", "b"]

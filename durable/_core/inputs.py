@@ -240,7 +240,7 @@ def usable_inputs(
     status: str | None = None,
     reason: str | None = None,
     fork: Mapping[str, Any] | None = None,
-    waits: Any = None,
+    waits: list[str] | None = None,
 ) -> dict[str, Any]:
     """The supplied inputs the run may use, checked before the body runs
     (see the module docstring); `status` and `reason` are how the run's
@@ -249,7 +249,7 @@ def usable_inputs(
     then the child leaves it (with a warning) to their later waits of that
     name. A repeat is used up, for the callers too.
     `fork`: the manifest's extra of a fork not run yet (`fork_may_take`);
-    `waits`: the wait a suspended run stopped at (`answerat.WAITS_AT`)."""
+    `waits`: the wait a suspended run stopped at (`answerat.stopped_at`)."""
     if not isinstance(inputs, Mapping) or not all(isinstance(k, str) for k in inputs):
         raise ConfigurationError(
             f"run {ctx.run_id!r}: inputs= must be a mapping of input names (str, as passed "

@@ -29,7 +29,7 @@ from ..errors import (
     Suspended,
 )
 from . import cancel, events, lifecycle, notify
-from .answerat import WAITS_AT, note_wait
+from .answerat import note_wait, stopped_at
 from .arguments import argument_digests, arguments_digest, inherited, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
@@ -156,12 +156,13 @@ def run_locked(
     cancel.watch(ctx)
     # Before the run is touched (a refusal changes nothing): the last attempt's end tells the input awaited.
     ended = (manifest.status, manifest.reason) if manifest is not None else (None, None)
-    fork, waits = (manifest.extra, manifest.extra.get(WAITS_AT)) if manifest is not None else (None, None)
-    fork = fork if ended[0] == "forked" else None
+    fork = manifest.extra if manifest is not None and manifest.status == "forked" else None
     if caller is not None:
         ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
         ctx.awaited, ctx.caller = caller.awaited, caller
         ctx.unkept = caller.unkept  # the root run's, one dict: `unkept.holds` asks it alone
+    made = (definition.fingerprint, ctx.arguments)  # what the wait a run stops at is noted with
+    waits = stopped_at(manifest.extra, made) if manifest is not None else None
     ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork, waits=waits)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     # Copied before the death is counted: a refusal puts back the run as found, and the next
@@ -202,7 +203,7 @@ def run_locked(
         raise
     except Suspended as s:
         warn_unused(ctx, s)  # once: the runs it passes through on its way up say nothing
-        note_wait(manifest.extra, s, run_id)  # before `_name_caller` renames a child's
+        note_wait(manifest.extra, s, made)  # before `_name_caller` names this run in it
         finish(store, manifest, "suspended", reason=s.reason, pending=s)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         _name_caller(s, ctx)
@@ -250,9 +251,7 @@ def run_locked(
     return result_run(ctx, manifest, value)
 
 
-def _untaken(
-    ctx: RunState, ended: str, caller: RunState | None, bound: inspect.BoundArguments
-) -> None:
+def _untaken(ctx: RunState, ended: str, caller: RunState | None, bound: inspect.BoundArguments) -> None:
     """Inputs no wait took, said once, by the run given them (a child's: its callers')."""
     if caller is None:
         warn_untaken(ctx, ended, "inputs" in bound.signature.parameters)
