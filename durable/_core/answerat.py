@@ -4,7 +4,14 @@ position of that run takes one (`Bound`). Unbound, an answer given twice
 for one wait (a double click, a webhook delivered again, two reviewers of
 one round) went to the next wait of its name, which nobody had answered.
 Once the bound wait is answered, the same value again is a repeat and
-another is refused, before anything runs (`answered`)."""
+another is refused, before anything runs (`answered`).
+
+An answer given unbound to a run stopped at a wait of its name is that
+wait's (`WAITS_AT`): in an async run the waits of one name in its tasks
+are reached in the order the tasks get there, which a resume does not
+repeat (a step that ran live before the wait replays at once), so the
+first one reached took the answer meant for the one the run said it
+waited at."""
 
 from __future__ import annotations
 
@@ -15,7 +22,7 @@ from .._errortext import shell_words, warn
 from .._frozen import dataclass
 from .._storage.keys import Position, parse_position, top_level
 from .._storage.records import INPUT_KIND, StepRecord
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, Suspended
 from .context import RunState
 from .identity import value_digest
 from .loadback import load_value
@@ -30,16 +37,46 @@ class Bound:
     run_id: str
 
 
-def bind(run_id: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+# The manifest's note of the wait a suspended run stopped at: its name and position.
+WAITS_AT = "waits_at"
+
+
+def note_wait(extra: dict[str, Any], s: Suspended, made: tuple[str, str]) -> None:
+    """Note in a suspending run's manifest (`extra`) the wait it stopped at:
+    its name, position and run (its own, or the child run's that waits, as
+    `s` names it on its way up: `run.name_caller`), and `made`: the run's
+    definition fingerprint and argument digest; none at a `suspend()`."""
+    if s.waiting_for is not None and s.position is not None:
+        extra[WAITS_AT] = [s.waiting_for, str(s.position), s.child or s.run_id, *made]
+    else:
+        extra.pop(WAITS_AT, None)
+
+
+def stopped_at(extra: Any, made: tuple[str, str]) -> list[str] | None:
+    """The wait a suspended run stopped at (`note_wait`) when its code and
+    arguments are still `made`: name, position, run. Edited code or other
+    arguments may have moved it (a step added before it) or put another
+    wait there: then an answer goes to the first wait of its name without
+    one, as a sync run stops at."""
+    noted = extra.get(WAITS_AT) if isinstance(extra, dict) else None
+    if not isinstance(noted, list) or len(noted) != 5 or tuple(noted[3:]) != made:
+        return None
+    return [str(part) for part in noted[:3]]
+
+
+def bind(run_id: str, inputs: Mapping[str, Any], waits: list[str] | None = None) -> dict[str, Any]:
     """`inputs` by name, an answer given as `name@POSITION` bound to that
     wait of this run (`Bound`). A name without a position after its last
-    `@` is a name as it is."""
+    `@` is a name as it is, bound to the wait the run stopped at when it
+    is that wait's name (`waits`: `stopped_at`), which may be a child run's."""
     usable: dict[str, Any] = {}
     for key, value in inputs.items():
         name, _, at = key.rpartition("@")
-        pos = parse_position(at) if name else None
+        pos, where = (parse_position(at) if name else None), run_id
+        if pos is None and waits and key == waits[0] and not isinstance(value, Bound):  # (a caller's stays)
+            name, pos, where = key, parse_position(waits[1]), waits[2]
         if pos is not None:
-            key, value = name, Bound(value, pos, run_id)
+            key, value = name, Bound(value, pos, where)
         if key in usable:
             raise ConfigurationError(
                 f"run {run_id!r}: inputs= answers {key!r} twice (bound to a position and "
@@ -85,7 +122,7 @@ def not_here(ctx: RunState, name: str, given: Bound, pos: Position) -> None:
     warn(
         f"run {ctx.run_id!r} waits for input {name!r} at position {pos}; the answer was "
         f"given for the wait at position {given.at}{whose}, so it is not taken here: "
-        "resume with the position the run waits at (its Suspended says it)."
+        "answer the wait the run stops at now, which its Suspended names."
     )
 
 

@@ -240,6 +240,7 @@ def usable_inputs(
     status: str | None = None,
     reason: str | None = None,
     fork: Mapping[str, Any] | None = None,
+    waits: list[str] | None = None,
 ) -> dict[str, Any]:
     """The supplied inputs the run may use, checked before the body runs
     (see the module docstring); `status` and `reason` are how the run's
@@ -247,13 +248,14 @@ def usable_inputs(
     the inputs are offered to a child run by its callers (`callers_inputs`):
     then the child leaves it (with a warning) to their later waits of that
     name. A repeat is used up, for the callers too.
-    `fork`: the manifest's extra of a fork not run yet (`fork_may_take`)."""
+    `fork`: the manifest's extra of a fork not run yet (`fork_may_take`);
+    `waits`: the wait a suspended run stopped at (`answerat.stopped_at`)."""
     if not isinstance(inputs, Mapping) or not all(isinstance(k, str) for k in inputs):
         raise ConfigurationError(
             f"run {ctx.run_id!r}: inputs= must be a mapping of input names (str, as passed "
             f"to wait_for) to their values, not {inputs!r}. Nothing was executed."
         )
-    usable = bind(ctx.run_id, inputs)
+    usable = bind(ctx.run_id, inputs, waits if status == "suspended" else None)
     if not inputs:
         return usable  # nothing to compare: records stay undecoded until replayed
     answered(ctx, usable)

@@ -29,6 +29,7 @@ from ..errors import (
     Suspended,
 )
 from . import cancel, events, lifecycle, notify
+from .answerat import note_wait, stopped_at
 from .arguments import argument_digests, arguments_digest, inherited, merge_arguments
 from .bound import body_of, held_by, run_arguments
 from .context import Run, RunState
@@ -160,7 +161,9 @@ def run_locked(
         ctx.callers_inputs = [*caller.callers_inputs, caller.inputs]
         ctx.awaited, ctx.caller = caller.awaited, caller
         ctx.unkept = caller.unkept  # the root run's, one dict: `unkept.holds` asks it alone
-    ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork)
+    made = (definition.fingerprint, ctx.arguments)  # what the wait a run stops at is noted with
+    waits = stopped_at(manifest.extra, made) if manifest is not None else None
+    ctx.inputs = usable_inputs(ctx, inputs or {}, status=ended[0], reason=ended[1], fork=fork, waits=waits)
     ctx.awaited |= awaited(ctx.inputs, ended[0], ended[1], fork)
     # Copied before the death is counted: a refusal puts back the run as found, and the next
     # attempt counts that death itself (counted here too, one refusal made it two).
@@ -200,6 +203,7 @@ def run_locked(
         raise
     except Suspended as s:
         warn_unused(ctx, s)  # once: the runs it passes through on its way up say nothing
+        note_wait(manifest.extra, s, made)  # before `_name_caller` names this run in it
         finish(store, manifest, "suspended", reason=s.reason, pending=s)
         notify.ended(ctx, events.RunSuspended(run_id, flow.name, reason=s.reason))
         _name_caller(s, ctx)
@@ -247,9 +251,7 @@ def run_locked(
     return result_run(ctx, manifest, value)
 
 
-def _untaken(
-    ctx: RunState, ended: str, caller: RunState | None, bound: inspect.BoundArguments
-) -> None:
+def _untaken(ctx: RunState, ended: str, caller: RunState | None, bound: inspect.BoundArguments) -> None:
     """Inputs no wait took, said once, by the run given them (a child's: its callers')."""
     if caller is None:
         warn_untaken(ctx, ended, "inputs" in bound.signature.parameters)
@@ -292,11 +294,10 @@ def _body(flow: Flow, bound: inspect.BoundArguments, ctx: RunState) -> Plan[Any]
 
 
 def _name_caller(s: Suspended, ctx: RunState) -> None:
-    """A child run's suspension, on its way up, names each run that called
-    it, last the one its caller started: resuming the child's id, as the
-    message said, was refused. Changed in place: its traceback stays. A
-    run of its own (a workflow called in a `loop_over` item) is resumed by
-    its own id: its suspension keeps it."""
+    """A child run's suspension, on its way up, names each run that called it, last
+    the one its caller started: resuming the child's id, as the message said, was
+    refused. Changed in place: its traceback stays. A run of its own (a workflow
+    called in a `loop_over` item) is resumed by its own id: its suspension keeps it."""
     if s is ctx.child_stop and s.run_id != ctx.run_id:
         named = Suspended(ctx.run_id, s.reason, waiting_for=s.waiting_for, child=s.child or s.run_id)
         s.run_id, s.child, s.args = ctx.run_id, named.child, named.args

@@ -53,11 +53,11 @@ def changed_apart(name: str, namespace: Mapping[str, Any], checked_file: str | N
     `wrapper.k`, `setk(2)`, `helper.cache_clear()`. A function counts by
     its code, which shows none of those."""
     found = binding_statements(name, namespace, checked_file) or []
-    durable = _durable(namespace.get(name))  # `inner.runs()` in a notebook cell changes nothing
+    durable = is_durable(namespace.get(name))  # `inner.runs()` in a notebook cell changes nothing
     return any(not _binds_whole(s, name) and not (durable and calls_of(s, name)) for s in found)
 
 
-def _durable(value: object) -> bool:
+def is_durable(value: object) -> bool:
     """A workflow or a step: none of their methods changes them."""
     try:  # a proxy may raise anything
         kind = type(value)

@@ -14,7 +14,8 @@ import builtins
 import types
 from collections.abc import Iterable, Iterator, Mapping
 
-from .callees import resolve
+from .callees import _value, resolve
+from .ownpath import is_durable
 from .source import find_definitions, source_of
 
 _RUNS_TEXT = frozenset({"eval", "exec"})  # run code given as text: any function
@@ -37,8 +38,22 @@ def run_time_calls(nodes: Iterable[ast.AST], namespace: Mapping[str, object]) ->
                 runs_text = func.id in _RUNS_TEXT and func.id not in namespace and func.id not in plain
                 if func.id in other or runs_text or _hands_unknown(call, namespace, plain, other):
                     yield call
+            elif isinstance(func, ast.Call) and _with_options(func, namespace):
+                continue  # `child.with_options(run_id="x")(y)` runs `child`, as `child(y)` does
             elif not isinstance(func, (ast.Attribute, ast.Lambda)) or _hands_unknown(call, namespace, plain, other):
                 yield call
+
+
+def _with_options(call: ast.Call, namespace: Mapping[str, object]) -> bool:
+    """Whether `call` is `X.with_options(...)` of a workflow or a step the
+    text names: its result is that workflow with other options (a child
+    run's own id), whose call is not followed (`callees._followed`). Taken
+    for a function only the run knows, it made a body calling
+    `child.with_options(run_id="shared")(1)` in a statement reading `n`
+    fill any global from `n`: a step of a shared child run, replayed under
+    another parent's `n`, was a changed call."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr == "with_options" and is_durable(_value(func.value, namespace))
 
 
 def _hands_unknown(call: ast.Call, namespace: Mapping[str, object], plain: set[str], other: set[str]) -> bool:
