@@ -43,10 +43,11 @@ from ..errors import (
     RunNotFoundError,
     SerializationError,
 )
-from .reads import run_objects
+from .reads import forking, run_objects
 from .runs import first_gap, read_manifest
 
 
+@forking
 def fork_run(
     store: Store,
     workflow: str,

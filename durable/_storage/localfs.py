@@ -1,8 +1,7 @@
-"""Files under a local store's root, kept inside it: folders are made and
-checked with `lstat` (a symlink below the root is refused, never followed),
-files are opened with `O_NOFOLLOW`, writes are atomic (temp file, fsync,
-rename or hard link, fsync of the folder), and the faults a user can fix get
-advice of their own."""
+"""Files under a local store's root, kept inside it: folders are made and checked
+with `lstat` (a symlink below the root is refused, never followed), files are
+opened with `O_NOFOLLOW`, writes are atomic (temp file, fsync, rename or hard
+link, fsync of the folder), and the faults a user can fix get advice of their own."""
 
 from __future__ import annotations
 
@@ -21,14 +20,16 @@ from .log import NOFOLLOW, fsync_dir
 # cache entry's adds its change time (`exact`).
 Identity = tuple[int, ...]
 
-# What to do about the local faults a user can fix.
+# What to do about the local faults a user can fix; a fork, which keeps nothing
+# of itself when it fails, says to run it again instead of AGAIN (`fork_run`).
+AGAIN = "call again to resume"
 ADVICE = {
-    errno.ENOSPC: "the disk is full: free some space, then call again to resume",
-    errno.EDQUOT: "the disk quota is used up: free some space, then call again to resume",
+    errno.ENOSPC: f"the disk is full: free some space, then {AGAIN}",
+    errno.EDQUOT: f"the disk quota is used up: free some space, then {AGAIN}",
     errno.EROFS: "the file system is read-only: remount it writable or use another folder",
-    errno.EFBIG: "a file size limit (ulimit -f) was reached: raise it, then call again",
+    errno.EFBIG: f"a file size limit (ulimit -f) was reached: raise it, then {AGAIN}",
     errno.EIO: "the disk reported an I/O error (a failing disk, a network share gone): "
-    "check the device (dmesg) or the mount, then call again to resume",
+    f"check the device (dmesg) or the mount, then {AGAIN}",
     errno.EACCES: "check the permissions of the store's folder",
     errno.EPERM: "check the permissions of the store's folder",
     errno.ELOOP: "durable never writes or deletes through a symlink inside a store: remove it",
@@ -47,11 +48,10 @@ def local_error(url: str, what: str, e: OSError, root: str = "") -> StorageError
 
 
 def _not_ours(path: object) -> str | None:
-    """Why a store shared through a group refuses a member a file another
-    made: "the store's folder" is group-writable there, so checking it
-    found nothing; the file's owner and mode say what happened. A file
-    not made yet is refused by the folder it goes in (a run's folder in
-    another member's workflow folder)."""
+    """Why a store shared through a group refuses a member a file another made:
+    "the store's folder" is group-writable there, so checking it found nothing;
+    the file's owner and mode say what happened. A file not made yet is refused
+    by the folder it goes in (a run's folder in another member's workflow folder)."""
     uid = getattr(os, "geteuid", None)
     if not isinstance(path, str) or uid is None:
         return None
