@@ -3,7 +3,9 @@ another process takes the run over, then continued (hunt57):
 
 - a `loop_over` on a process pool: the items queued to the pool before the
   stop started in its workers, which go on while the holder is stopped and
-  have no lease to look at, and ran a second time beside the new holder's;
+  have no lease to look at, and ran a second time beside the new holder's
+  (and the ones in a try at the stop ran on beside the taker's until
+  hunt60: the taker now kills them first, as a dead holder's);
 - a child run whose parent stalled once it had looked at its lease, before
   the child's first manifest: the continued holder renewed the child's own
   lease (nobody had touched it) and wrote the child's manifest from a
@@ -14,6 +16,7 @@ same `ObjectLease` as S3's); the taker is this test's own process."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -24,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from durable._storage import triesgate
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -147,18 +151,31 @@ def _stalled(
 
 
 def test_a_continued_holder_starts_no_queued_item_of_a_process_pool(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    released = []
+
     def take(lost57: Any, folder: Path) -> dict[str, bytes]:
         lost57.go(lost57.pooled)  # waits out the lease, takes the run over, completes it
         before = _files(folder)
-        for i in range(2):  # the holder's workers finish items 0 and 1, and are free
-            with open(f"{tmp_path / 'go'}{i}", "wb") as go:
-                go.write(b"1")
+        for i in range(2):  # the holder's workers in items 0 and 1: killed before the taker ran them
+            try:  # no reader of the FIFO left: ENXIO (before hunt60 they waited here, and ended then)
+                go = os.open(f"{tmp_path / 'go'}{i}", os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:
+                assert e.errno == errno.ENXIO
+                continue
+            os.write(go, b"1")
+            os.close(go)
+            released.append(i)
         return before
+
+    monkeypatch.setattr(triesgate, "WAIT", 1.0)  # the wait before the kill: short, so that the test is
 
     said, runs, before, after = _stalled(tmp_path, monkeypatch, "lost57.go(lost57.pooled)", "", take)
     assert "VALUE 150" in capsys.readouterr().out  # the taker's
+    assert released == [], "the stopped holder's workers were left in their tries beside the taker"
+    assert "of its holder stopped past its lease" in caplog.text
     assert said.startswith("LEASE_LOST"), said
     # Items 0 and 1 were running at the stop and finish; those queued to the
     # pool never start: the lease their try was handed out under is over. On

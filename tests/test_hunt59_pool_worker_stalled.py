@@ -111,7 +111,7 @@ def test_a_stalled_worker_of_a_killed_holder_is_killed_before_the_resume_tries(
             time.sleep(0.01)
         lines = [" ".join(line.split()[:2]) for line in log.read_text().splitlines()]
         assert lines == ["start hold", "start resume", "end resume"], log.read_text()
-        assert f"killed the pool worker(s) {worker} of its dead holder" in resume.stderr
+        assert f"killed the pool worker(s) {worker} of its holder that died" in resume.stderr
         assert "beside it" not in resume.stderr
     finally:
         with contextlib.suppress(ProcessLookupError):  # the killed holder's worker

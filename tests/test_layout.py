@@ -65,7 +65,7 @@ LAZY_ON_USE = {
     ("durable._storage.base", "durable._storage.segmenter"): "an object store's held run",
     ("durable._storage.base", "durable._storage.removal"): "a run removed",
     ("durable._storage.base", "durable._storage.objectlease"): "an object store's lease looked at",
-    ("durable._storage.base", "durable._storage.triesgate"): "a run taken from a holder that died here",
+    ("durable._storage.base", "durable._storage.triesgate"): "a run taken from a holder that died or stalled here",
     ("durable._storage.factory", "durable._storage.keystore"): "a key store of the user's own",
     ("durable._storage.cacheblob", "mmap"): "a large cached value read",
     ("durable._storage.pidspace", "socket"): "the host name, once the program loaded socket",

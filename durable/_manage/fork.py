@@ -26,10 +26,11 @@ from .._storage.noted import note, note_synced
 from .._storage.records import INPUT_KIND, RunRecord
 from ..errors import ConfigurationError, CorruptRecordError, IntegrityError, RunNotFoundError
 from .forkcopy import before, copy_blob, copy_records, decode_record
-from .reads import run_objects
+from .reads import forking, run_objects
 from .runs import first_gap, read_manifest
 
 
+@forking
 def fork_run(
     store: Store,
     workflow: str,

@@ -1,13 +1,17 @@
 """Reads of runs that a listing and a look at one run share: a store's
-failure for one run names that run and fails only it."""
+failure for one run names that run and fails only it. A fork's failure
+says to run it again (`forking`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
 
 from .._errortext import shell_words
 from .._storage.base import Store
+from .._storage.localerrors import AGAIN
 from .._storage.manifest import HEAD, summary_size
 from ..errors import StorageError
 
@@ -26,6 +30,28 @@ def reading_run(workflow: str, run_id: str) -> Iterator[None]:
             f"{advice} the store reads it, `durable {shell_words('show', run_id)}` shows it "
             "(nothing in the run was changed)",
         ) from e  # fmt: skip
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def forking(fork: Callable[P, R]) -> Callable[P, R]:
+    """A fork that failed on a fault the user can fix (a full disk) kept
+    nothing of itself: once fixed, it is run again, as a run is resumed by
+    calling it again (`localerrors.ADVICE`)."""
+
+    @functools.wraps(fork)
+    def again(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fork(*args, **kwargs)
+        except StorageError as e:
+            if AGAIN not in e.advice:
+                raise
+            how = "run the fork again (the same command or call: nothing of this one was kept)"
+            raise StorageError(e.url, e.cause, e.advice.replace(AGAIN, how)) from e
+
+    return again
 
 
 Head = bytes | StorageError

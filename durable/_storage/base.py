@@ -163,10 +163,11 @@ class Store(StoreCore):
 
         lease = watched(lambda: self.lease(workflow, run_id, self.lease_ttl or ttl), block)
         try:
-            if dead := getattr(lease, "dead_here", 0):  # its workers' tries end first (`triesgate`)
+            live = getattr(lease, "live_here", 0)  # stopped past its lease (an object store's)
+            if holder := getattr(lease, "dead_here", 0) or live:  # its workers' tries end first (`triesgate`)
                 from .triesgate import gate_of, wait_for_tries
 
-                wait_for_tries(gate_of(lease, dead), run_id, dead)
+                wait_for_tries(gate_of(lease, holder), run_id, holder, stopped=bool(live))
             held = self._held[run] = Held(lease, forget, flush, owner, where)
         except BaseException:  # a Ctrl-C landing here: nobody else could release it
             lease.release()

@@ -11,13 +11,16 @@ import stat
 from ..errors import StorageError
 
 # What to do about the local faults a user can fix.
+# A fork, which keeps nothing of itself when it fails, says to run it again
+# instead of AGAIN (`fork_run`).
+AGAIN = "call again to resume"
 ADVICE = {
-    errno.ENOSPC: "the disk is full: free some space, then call again to resume",
-    errno.EDQUOT: "the disk quota is used up: free some space, then call again to resume",
+    errno.ENOSPC: f"the disk is full: free some space, then {AGAIN}",
+    errno.EDQUOT: f"the disk quota is used up: free some space, then {AGAIN}",
     errno.EROFS: "the file system is read-only: remount it writable or use another folder",
-    errno.EFBIG: "a file size limit (ulimit -f) was reached: raise it, then call again",
+    errno.EFBIG: f"a file size limit (ulimit -f) was reached: raise it, then {AGAIN}",
     errno.EIO: "the disk reported an I/O error (a failing disk, a network share gone): "
-    "check the device (dmesg) or the mount, then call again to resume",
+    f"check the device (dmesg) or the mount, then {AGAIN}",
     errno.EACCES: "check the permissions of the store's folder",
     errno.EPERM: "check the permissions of the store's folder",
     errno.ELOOP: "durable never writes or deletes through a symlink inside a store: remove it",

@@ -51,7 +51,9 @@ class ObjectLease:
         # (expired, gone): its late writes may still land (`SegmentWriter.read`);
         # `from_live`: one alive on this host then (stopped): no death (`killed`).
         self.took_over = self.from_live = False
-        self.dead_here = 0  # the holder it was taken from, gone from this host (`triesgate`)
+        # The pid of the holder it was taken from on this host, gone, or alive
+        # (stopped past its lease): its pools' tries end first (`triesgate`).
+        self.dead_here = self.live_here = 0
         # Until then the lease is surely ours (a third of its life kept in
         # hand for clock drift); after it, `check` renews before trusting it.
         # Kept on two clocks (see `_fresh`): wall time and elapsed time.
@@ -88,6 +90,7 @@ class ObjectLease:
                 self.took_over = bool(gen) and not doc.get("released")
                 self.from_live = self.took_over and same_pid_space(doc) and not _gone_here(doc)
                 self.dead_here = dead_here(doc) if self.took_over else 0
+                self.live_here = int(doc.get("pid", 0) or 0) if self.from_live else 0
                 return
         raise locked_error(self.run, doc, watch_of(doc, self.ttl), ahead(doc, self.ttl))
 

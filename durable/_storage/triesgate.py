@@ -16,7 +16,10 @@ after it finds its workflow process gone and exits. A try still running
 after `WAIT` (a long item, a worker stopped) is killed (SIGKILL, the
 workers named by the kernel's table of locks) as the holder's kill would
 have, had its pool died with it: left, it ran beside the resume's try of
-the same item (hunt59).
+the same item (hunt59). A holder alive on this host, stopped past its lease
+on an object store (SIGSTOP, a suspended machine) and taken over, is waited
+for alike: its workers go on while it is stopped, and their tries in flight
+ran beside the taker's (hunt60); the ones queued start no more (`lapsed`).
 
 The run's holder removes the gate once it lets the run go (`done_with`),
 if no worker is in a try: a worker that gets its shared lock on a gate
@@ -133,10 +136,11 @@ def done_with(lease: Any) -> None:
         os.close(fd)
 
 
-def wait_for_tries(gate: str | None, run: str, holder: object) -> None:
-    """Once the run was taken from a holder gone from this host: wait (up to
-    `WAIT`) until no worker of its pools is past its look at it, then kill
-    the ones still in a try and wait for them to be gone."""
+def wait_for_tries(gate: str | None, run: str, holder: object, stopped: bool = False) -> None:
+    """Once the run was taken from a holder gone from this host (`stopped`:
+    alive, stalled past its lease): wait (up to `WAIT`) until no worker of
+    its pools is past its look at it, then kill the ones still in a try and
+    wait for them to be gone."""
     if gate is None:
         return
     try:
@@ -145,18 +149,17 @@ def wait_for_tries(gate: str | None, run: str, holder: object) -> None:
         return
     try:
         if not _idle(fd):
+            whose = f"its holder {'stopped past its lease' if stopped else 'that died'} (pid {holder})"
             _log.warning(
-                "run %s: a process-pool worker of its holder that died (pid %s) is making a "
-                "try of one of its items; waiting for it to end (up to %.0f s) before the run "
-                "goes on", run, holder, WAIT,
+                "run %s: a process-pool worker of %s is making a try of one of its items; "
+                "waiting for it to end (up to %.0f s) before the run goes on", run, whose, WAIT,
             )  # fmt: skip
             if not _idle(fd, time.monotonic() + WAIT) and not (
-                _kill_tries(fd, run) and _idle(fd, time.monotonic() + WAIT)
+                _kill_tries(fd, run, whose) and _idle(fd, time.monotonic() + WAIT)
             ):
                 _log.warning(
-                    "run %s: a try of a pool worker of its dead holder still runs after %.0f s "
-                    "and could not be stopped; the run goes on beside it (that item runs again "
-                    "here)", run, WAIT,
+                    "run %s: a try of a pool worker of %s still runs after %.0f s and could not "
+                    "be stopped; the run goes on beside it (that item runs again here)", run, whose, WAIT,
                 )  # fmt: skip
                 return
         # Every later worker finds its workflow process gone: the gate is done with.
@@ -179,9 +182,9 @@ def _idle(fd: int, until: float = 0.0) -> bool:
         time.sleep(0.005)
 
 
-def _kill_tries(fd: int, run: str) -> list[int]:
+def _kill_tries(fd: int, run: str, whose: str) -> list[int]:
     """Kill (SIGKILL) the workers holding the gate open as `fd` with a lock
-    (its shared lock: in a try of a dead holder's); the pids killed. Each is
+    (its shared lock: in a try of the holder's, dead or stopped); the pids killed. Each is
     named by the kernel's table of locks (Linux), found holding this very
     file open, and killed through a pidfd opened before that look: never a
     pid given to another process since. Elsewhere none is killed."""
@@ -202,9 +205,9 @@ def _kill_tries(fd: int, run: str) -> list[int]:
             os.close(pidfd)
     if killed:
         _log.warning(
-            "run %s: killed the pool worker(s) %s of its dead holder, still in a try after %.0f s: "
+            "run %s: killed the pool worker(s) %s of %s, still in a try after %.0f s: "
             "left, each ran beside the run's own try of that item (the resume makes it)",
-            run, ", ".join(map(str, killed)), WAIT,
+            run, ", ".join(map(str, killed)), whose, WAIT,
         )  # fmt: skip
     return killed
 
