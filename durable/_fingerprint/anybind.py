@@ -118,4 +118,3 @@ def _run_now(node: ast.AST) -> Iterator[ast.AST]:
     for sub in children(node):
         if not (isinstance(node, ast.Lambda) and sub is node.body):
             yield from _run_now(sub)
-
