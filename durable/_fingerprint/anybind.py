@@ -2,18 +2,22 @@
 does not name: `globals()[k] = ...`, `exec(...)`, `vars()`, and a module
 taken out of `sys.modules` whose attribute is set
 (`setattr(sys.modules[__name__], "K", 3)`). They count for every name
-bound elsewhere too (`bindings.ANY`).
+bound elsewhere too (`bindings.ANY`). And statements that bind a name by
+imports alone (`imports_alone`).
 
 Pure standard library."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from functools import lru_cache
 
-from .nodes import walk
+from .nodes import children, walk
 
 _ANY_BINDERS = frozenset({"globals", "vars", "exec"})
+_BLOCKS = (ast.If, ast.Try, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @lru_cache(maxsize=8192)  # asked for each name a module's statements may bind
@@ -79,3 +83,38 @@ def _names_any(node: ast.AST) -> bool:
         and isinstance(node.func, ast.Name)
         and node.func.id in _ANY_BINDERS
     )
+
+
+def imports_alone(stmt: ast.AST, name: str) -> bool:
+    """Whether `stmt` binds `name` by imports alone, also inside `try:` or
+    `if` (`try: import numpy as np` / `except ImportError: np = None`), as
+    module-level statements it runs, not a lambda's body: else a library's
+    module counted by its attributes, numpy's `__all__` in another order in
+    each hash seed (every resume across processes was refused). Not where
+    anything else there may bind or change it (fail closed): a call
+    (`setup()` with `global np`), a store into an object, a definition,
+    `except E as np`, `globals()[...]`."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return True
+    if not isinstance(stmt, _BLOCKS) or may_bind_any(stmt):
+        return False
+    constant: set[int] = set()
+    for node in _run_now(stmt):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            constant |= {id(t) for t in node.targets}  # `np = None`: no module
+        if isinstance(node, (ast.Call, *_DEFS, ast.Global, ast.Nonlocal)):
+            return False
+        if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
+            if not isinstance(node, ast.Name) or (node.id == name and id(node) not in constant):
+                return False  # `np.k = 1`, `a, b = ...`, `np = load()`, `del np`
+        elif not isinstance(node, ast.alias) and name in (getattr(node, "name", None), getattr(node, "rest", None)):
+            return False  # `except E as np`, a `case` binding it
+    return True
+
+
+def _run_now(node: ast.AST) -> Iterator[ast.AST]:
+    # A lambda's body runs when it is called, not as the statement runs.
+    yield node
+    for sub in children(node):
+        if not (isinstance(node, ast.Lambda) and sub is node.body):
+            yield from _run_now(sub)

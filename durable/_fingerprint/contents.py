@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
-from .anybind import may_bind_any
+from .anybind import imports_alone, may_bind_any
 from .assigned import assigned_into
 from .attributes import attribute_tokens, settings_object
 from .bindings import binding_statements
@@ -122,7 +122,7 @@ def _contents_here(
         outside = outside or (read and any(_called(s, namespace) for s in found))
         toks = witnessed(outside_tokens, obj, tuple(found), namespace.get("__name__")) if outside else None
         return None if toks is None else hash_tokens(toks)
-    if toks is None and module and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in found):
+    if toks is None and module and all(imports_alone(s, name) for s in found):
         # `import logging` twice: which ran last, a library's module, by its name; its attributes
         # differ in each process (logging's `_startTime`: every resume was refused)
         return hash_tokens([f"module:{obj.__name__}"])  # type: ignore[attr-defined]
