@@ -210,8 +210,8 @@ def _chain(func: ast.AST) -> Iterator[str]:
             yield from (*head, func.attr)
     elif isinstance(func, ast.Name):
         yield func.id
-    elif (head := import_head(func)) is not None:  # `importlib.import_module("p.setup").setup`
-        yield head
+    elif (imported := import_head(func)) is not None:  # `importlib.import_module("p.setup").setup`
+        yield imported
 
 
 Later = ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef

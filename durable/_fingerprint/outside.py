@@ -292,8 +292,8 @@ def _chain(node: ast.AST) -> tuple[str, ...] | None:
     `import_module("loader").load_config` as (`import_head`, "load_config")."""
     if isinstance(node, ast.Name):
         return (node.id,)
-    if (head := import_head(node)) is not None:
-        return (head,)
+    if (imported := import_head(node)) is not None:
+        return (imported,)
     if isinstance(node, ast.Attribute) and (head := _chain(node.value)) is not None:
         return (*head, node.attr)
     return None
