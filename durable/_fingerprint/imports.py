@@ -95,6 +95,15 @@ def spelled_import(node: ast.AST) -> tuple[str, str | None] | None:
     return first.value, "" if name == "import_module" else None
 
 
+def untold_import(func: ast.AST) -> bool:
+    """Whether `func` is a function of a module imported by a name not
+    spelled in the text (`import_module(name).setup`, `__import__(name).cfg.load`):
+    a function of any module of the user's."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return spelled_import(func) == ("", "")
+
+
 def module_imported(node: ast.AST) -> object:
     """The module a call importing one by its spelled name returns (the
     user's, imported if need be); `_MISSING` for a library's, a name not

@@ -17,7 +17,7 @@ from typing import Any, TypeAlias
 
 from .bindings import binding_statements
 from .canon import from_imports
-from .imports import absolute, head_module, import_head, user_module
+from .imports import absolute, head_module, import_head, untold_import, user_module
 from .nodes import walk
 from .passes import per_pass
 from .reach import _MISSING
@@ -276,7 +276,8 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            marked |= name in _READS or name.startswith(_READ_PREFIXES)
+            # `import_module(name).setup()`: any function of the user's, one reading the environment too
+            marked |= name in _READS or name.startswith(_READ_PREFIXES) or untold_import(func)
             # A function handed to the call runs too: `field(default_factory=env_k)`,
             # `partial(env_int, "K")`, `sorted(xs, key=score)` (a value named so follows nothing).
             for part in (func, *node.args, *(k.value for k in node.keywords)):

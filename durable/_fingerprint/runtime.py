@@ -1,7 +1,8 @@
 """The calls whose function only the run knows.
 
 Pure standard library. `pick(kind)(xs)`, `f = HANDLERS.get(kind)` then
-`f(xs)`, `getattr(cfg, name)(xs)`, `globals()[name](xs)` and `eval(...)`
+`f(xs)`, `getattr(cfg, name)(xs)`, `globals()[name](xs)`, `import_module(name).setup(xs)`
+and `eval(...)`
 call a function the text does not name: it may be any of the user's, and
 fill any global (`fills`). So does `apply(pick(kind), xs)` when `apply`
 calls its parameter: it calls what it is handed.
@@ -15,6 +16,7 @@ import types
 from collections.abc import Iterable, Iterator, Mapping
 
 from .callees import resolve
+from .imports import untold_import
 from .source import find_definitions, source_of
 
 _RUNS_TEXT = frozenset({"eval", "exec"})  # run code given as text: any function
@@ -38,6 +40,8 @@ def run_time_calls(nodes: Iterable[ast.AST], namespace: Mapping[str, object]) ->
                 if func.id in other or runs_text or _hands_unknown(call, namespace, plain, other):
                     yield call
             elif not isinstance(func, (ast.Attribute, ast.Lambda)) or _hands_unknown(call, namespace, plain, other):
+                yield call
+            elif untold_import(func):
                 yield call
 
 
