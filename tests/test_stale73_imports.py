@@ -10,7 +10,10 @@ resumed in a new process: with the same environment, or another one.
 
 Was: the spelled name was not resolved to the module (`callees.resolve`,
 `outside._scan`, `heads`), so nothing the call changed counted, and the
-resume replayed 6 (10) where running the program gives 500 (15)."""
+resume replayed 6 (10) where running the program gives 500 (15). With
+the name not spelled (`import_module(SETUP)`), the call is one only the
+run knows: it may fill any global of a module of yours the step names,
+which counts by content (`filled_from_outside`)."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from tests.scripts import twice
 
 pytestmark = pytest.mark.slow  # processes
 
-HEAD = "import importlib, os, durable\nfrom p73 import helpers\nfrom c73 import count, stop\n"
+HEAD = "import importlib, os, durable\nfrom p73 import helpers\nfrom c73 import count, stop\nSETUP = 'p73.setup'\n"
 STEP = "@durable.step\ndef s(x):\n    count('s')\n    return {returns}\n"
 WF = "@durable.workflow(run_id='r')\ndef wf(x):\n    {call}\n    out = s(x)\n    stop()\n    return out\n"
 # mode: (what the step returns, the body's call reaching a module by its name)
@@ -30,6 +33,8 @@ MODES = {
     "rebind": ("helpers.f(x)", 'importlib.import_module("p73.setup").setup()'),
     "configure": ("helpers.K", 'importlib.import_module("p73.helpers").configure()'),
     "setattr": ("helpers.K", 'setattr(__import__("p73.helpers").helpers, "K", int(os.environ.get("KV", "10")))'),
+    # A name not spelled: a call only the run knows, which may fill any global the step reads.
+    "untold": ("helpers.f(x)", "importlib.import_module(SETUP).setup()"),
 }
 FILES = {
     "c73.py": "import os, durable\n\ndef count(name):\n    with open(os.environ['COUNT_FILE'], 'a') as f:\n"
@@ -49,8 +54,8 @@ except durable.Suspended:
 except durable.DefinitionChangedError:
     print("refused then", flow.wf.with_options(on_change="rerun")(5))
 """
-BEFORE = {"rebind": 6, "configure": 10, "setattr": 10}
-NOW = {"rebind": 500, "configure": 15, "setattr": 15}
+BEFORE = {"rebind": 6, "configure": 10, "setattr": 10, "untold": 6}
+NOW = {"rebind": 500, "configure": 15, "setattr": 15, "untold": 500}
 
 
 def test_a_module_imported_by_its_spelled_name_counts_what_it_changes(tmp_path: Path) -> None:
