@@ -35,8 +35,7 @@ def filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, st
     (names, values, untold), made = reached_names(f), made_in(body.function)
     found = []
     for name, params in made.stored.items():
-        for i, home in enumerate(made.homes.get(name, ()) if OUTSIDE in params else ()):
-            home = f.__globals__ if home is EVERYWHERE else home
+        for i, home in enumerate(_homes(made.homes.get(name, ()), f, values) if OUTSIDE in params else ()):
             # Of any global filled (`globals().update(...)`), not one a function of its module
             # writes (`CACHE[k] = v`, `LOG.append(x)`): state the run's steps keep, not configuration.
             known = home.keys() if untold else names & home.keys()
@@ -53,6 +52,23 @@ def filled_from_outside(f: types.FunctionType, body: Body) -> list[tuple[str, st
                     digest = body.outside[key] = _by_content(value)
                 if not is_token(digest):  # a client: by its type, as a closure's
                     found.append((f"{each} (filled from outside)", digest))
+    return found
+
+
+def _homes(
+    homes: tuple[Mapping[str, object], ...], f: types.FunctionType, values: list[object]
+) -> list[Mapping[str, object]]:
+    """Where a global filled lives; for one a function only the run knows
+    filled (`EVERYWHERE`: `import_module(name).setup()`), `f`'s own module
+    and each module of the user's `f` names (`helpers.f`)."""
+    found: list[Mapping[str, object]] = []
+    for home in homes:
+        if home is not EVERYWHERE:
+            found.append(home)
+            continue
+        found.append(f.__globals__)
+        modules = [v for v in values if isinstance(v, types.ModuleType) and user_module(v)]
+        found += [vars(m) for m in dict.fromkeys(modules) if vars(m) is not f.__globals__]
     return found
 
 

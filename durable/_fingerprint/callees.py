@@ -15,6 +15,8 @@ import functools
 import types
 from collections.abc import Iterator, Mapping, Sequence
 
+from .imports import head_module, import_head
+from .reach import _MISSING
 from .userclasses import methods_named, users_class
 from .userfiles import is_user_file
 
@@ -39,7 +41,7 @@ def _unknown_head(func: ast.Attribute, namespace: Mapping[str, object]) -> bool:
     """Whether `func` is the method of an object of a class the text does not
     name: a local's, a parameter's, a call's result (`make().load`)."""
     chain = list(_chain(func))
-    return not chain or chain[0] not in namespace
+    return not chain or _head(chain[0], namespace) is None
 
 
 def referenced(node: ast.AST, namespace: Mapping[str, object]) -> list[types.FunctionType]:
@@ -150,7 +152,7 @@ def _methods(cls: type) -> list[types.FunctionType]:
 
 def _value(func: ast.AST, namespace: Mapping[str, object]) -> object:
     chain = list(_chain(func))
-    value: object = namespace.get(chain[0]) if chain else None
+    value: object = _head(chain[0], namespace) if chain else None
     for attr in chain[1:]:
         if isinstance(value, types.ModuleType):
             value = vars(value).get(attr)
@@ -161,6 +163,13 @@ def _value(func: ast.AST, namespace: Mapping[str, object]) -> object:
         else:
             return None
     return value
+
+
+def _head(name: str, namespace: Mapping[str, object]) -> object:
+    """What a chain's first name holds: a global, or the module of the
+    user's an `import_module("p.setup")` at its head returns."""
+    module = head_module(name)
+    return namespace.get(name) if module is _MISSING else module
 
 
 def _in_class(cls: type, attr: str) -> object:
@@ -201,6 +210,8 @@ def _chain(func: ast.AST) -> Iterator[str]:
             yield from (*head, func.attr)
     elif isinstance(func, ast.Name):
         yield func.id
+    elif (imported := import_head(func)) is not None:  # `importlib.import_module("p.setup").setup`
+        yield imported
 
 
 Later = ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef

@@ -18,6 +18,8 @@ import types
 from collections import ChainMap
 from collections.abc import Iterable, Mapping
 
+from .imports import module_imported
+
 # A global of a module reached through `globals()[key]` with a key the
 # text does not spell: any global of that module may be filled.
 ANY = "*"
@@ -57,10 +59,15 @@ class Heads:
             self.objects[local] = hit
 
     def _module(self, expr: ast.AST) -> types.ModuleType | None:
+        """The module `expr` names: `cfg`, `pkg.cfg`, `__import__("pkg.cfg").cfg`."""
+        value: object = None
         if isinstance(expr, ast.Name):
             value = self.modules.get(expr.id)
-            return value if isinstance(value, types.ModuleType) else None
-        return None
+        elif isinstance(expr, ast.Call):
+            value = module_imported(expr)
+        elif isinstance(expr, ast.Attribute) and (held := self._module(expr.value)) is not None:
+            value = vars(held).get(expr.attr)
+        return value if isinstance(value, types.ModuleType) else None
 
     def reached(self, expr: ast.AST) -> Hit | None:
         """(the first global under a module along `expr`'s chain, that
@@ -87,8 +94,9 @@ class Heads:
             return None if call.args else _keyed(self.namespace, path[1:])
         if len(call.args) != 1:
             return None
-        if name == "__import__":
-            return _walk_imported(call.args[0], path[1:])
+        if name == "__import__":  # `__import__("pkg.cfg")` returns `pkg`
+            held = module_imported(call)
+            return _walk(held, path[1:]) if isinstance(held, types.ModuleType) else (ANY, EVERYWHERE)
         held = self._module(call.args[0])  # `vars(cfg)`, or `vars(NS)` of an object
         if held is not None:
             return _keyed(vars(held), path[1:])

@@ -70,6 +70,65 @@ def imported_value(module: str, attr: str | None) -> object:
     return found if found is not _MISSING else import_user_module(f"{module}.{attr}")
 
 
+_IMPORTERS = frozenset({"import_module", "__import__"})
+_HEAD = "<import>"  # a chain's head naming the module such a call returns
+
+
+def spelled_import(node: ast.AST) -> tuple[str, str | None] | None:
+    """What a call importing a module by its name binds, as `imported_value`
+    takes it: `importlib.import_module("p.helpers")` as `import p.helpers as
+    x` (attr ""), `__import__("p.helpers")` as `import p.helpers` (attr
+    None: it returns `p`). ("", "") when the name is not spelled in the
+    text (a variable, a relative name, more arguments): a module not told;
+    None for any other expression."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else ""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "importlib":
+        name = func.attr
+    if name not in _IMPORTERS:
+        return None
+    first = node.args[0] if len(node.args) == 1 and not node.keywords else None
+    if not isinstance(first, ast.Constant) or not isinstance(first.value, str) or first.value.startswith("."):
+        return "", ""
+    return first.value, "" if name == "import_module" else None
+
+
+def untold_import(func: ast.AST) -> bool:
+    """Whether `func` is a function of a module imported by a name not
+    spelled in the text (`import_module(name).setup`, `__import__(name).cfg.load`):
+    a function of any module of the user's."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return spelled_import(func) == ("", "")
+
+
+def module_imported(node: ast.AST) -> object:
+    """The module a call importing one by its spelled name returns (the
+    user's, imported if need be); `_MISSING` for a library's, a name not
+    spelled, or any other expression."""
+    spelled = spelled_import(node)
+    return imported_value(*spelled) if spelled and spelled[0] else _MISSING
+
+
+def import_head(node: ast.AST) -> str | None:
+    """A chain's head standing for `module_imported(node)` (dots kept out:
+    chains are joined by them), None unless `node` spells one."""
+    spelled = spelled_import(node)
+    if not spelled or not spelled[0]:
+        return None
+    return _HEAD + ("=" if spelled[1] == "" else "") + spelled[0].replace(".", "/")
+
+
+def head_module(head: str) -> object:
+    """The module an `import_head` head stands for; `_MISSING` for another name."""
+    if not head.startswith(_HEAD):
+        return _MISSING
+    name = head[len(_HEAD) :]
+    return imported_value(name.lstrip("=").replace("/", "."), "" if name.startswith("=") else None)
+
+
 def import_user_module(name: str) -> object:
     """The user's module `name`, imported if need be; `_MISSING` for a
     library's, loaded or not (see the module docstring)."""

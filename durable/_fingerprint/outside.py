@@ -17,9 +17,10 @@ from typing import Any, TypeAlias
 
 from .bindings import binding_statements
 from .canon import from_imports
-from .imports import absolute, user_module
+from .imports import absolute, head_module, import_head, untold_import, user_module
 from .nodes import walk
 from .passes import per_pass
+from .reach import _MISSING
 
 # Names and attributes that read the environment or the command line
 # (`sys.argv`, `sys.stdin`); calls that read a file, a folder's listing, a
@@ -234,7 +235,8 @@ def _methods(classes: list[ast.ClassDef], chain: tuple[str, ...]) -> list[ast.AS
 def _member(namespace: Mapping[str, Any], chain: tuple[str, ...]) -> object:
     """What `a.b.c` names, read as stored: modules' dicts only, no
     attribute lookup run (a module `__getattr__`, a property)."""
-    value = namespace.get(chain[0])
+    value = head_module(chain[0])  # `importlib.import_module("p.setup").setup`
+    value = namespace.get(chain[0]) if value is _MISSING else value
     for name in chain[1:]:
         if not isinstance(value, types.ModuleType):
             return None
@@ -274,7 +276,8 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            marked |= name in _READS or name.startswith(_READ_PREFIXES)
+            # `import_module(name).setup()`: any function of the user's, one reading the environment too
+            marked |= name in _READS or name.startswith(_READ_PREFIXES) or untold_import(func)
             # A function handed to the call runs too: `field(default_factory=env_k)`,
             # `partial(env_int, "K")`, `sorted(xs, key=score)` (a value named so follows nothing).
             for part in (func, *node.args, *(k.value for k in node.keywords)):
@@ -286,9 +289,12 @@ def _scan(stmt: ast.AST) -> tuple[bool, frozenset[str], frozenset[tuple[str, ...
 
 
 def _chain(node: ast.AST) -> tuple[str, ...] | None:
-    """`f` as ("f",), `loader.load_config` as ("loader", "load_config")."""
+    """`f` as ("f",), `loader.load_config` as ("loader", "load_config"),
+    `import_module("loader").load_config` as (`import_head`, "load_config")."""
     if isinstance(node, ast.Name):
         return (node.id,)
+    if (imported := import_head(node)) is not None:
+        return (imported,)
     if isinstance(node, ast.Attribute) and (head := _chain(node.value)) is not None:
         return (*head, node.attr)
     return None

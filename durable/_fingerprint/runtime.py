@@ -1,7 +1,8 @@
 """The calls whose function only the run knows.
 
 Pure standard library. `pick(kind)(xs)`, `f = HANDLERS.get(kind)` then
-`f(xs)`, `getattr(cfg, name)(xs)`, `globals()[name](xs)` and `eval(...)`
+`f(xs)`, `getattr(cfg, name)(xs)`, `globals()[name](xs)`, `import_module(name).setup(xs)`
+and `eval(...)`
 call a function the text does not name: it may be any of the user's, and
 fill any global (`fills`). So does `apply(pick(kind), xs)` when `apply`
 calls its parameter: it calls what it is handed.
@@ -15,6 +16,7 @@ import types
 from collections.abc import Iterable, Iterator, Mapping
 
 from .callees import _value, resolve
+from .imports import untold_import
 from .ownpath import is_durable
 from .source import find_definitions, source_of
 
@@ -41,6 +43,8 @@ def run_time_calls(nodes: Iterable[ast.AST], namespace: Mapping[str, object]) ->
             elif isinstance(func, ast.Call) and _with_options(func, namespace):
                 continue  # `child.with_options(run_id="x")(y)` runs `child`, as `child(y)` does
             elif not isinstance(func, (ast.Attribute, ast.Lambda)) or _hands_unknown(call, namespace, plain, other):
+                yield call
+            elif untold_import(func):
                 yield call
 
 
