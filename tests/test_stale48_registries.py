@@ -4,6 +4,7 @@ twice in processes of their own with one edit between (`twice`):
 - a plugin registered by `setattr` on a namespace made with
   `types.ModuleType("ns")` (no file, not imported: no statement shows
   what it holds), looked up by a name the step builds;
+  (also through `from registry import NS`, where it counted as a leaf);
 - a dict registry held in a `contextvars.ContextVar`, `REG.get()[name]`;
 - `import train` in a branch of the step's body the call does not take,
   `train.py` doing work at import: the fingerprint imported it (its
@@ -52,12 +53,14 @@ def fit(x):
     return x * 3
 """
 
-HEAD = "import registry, plugin"
+HEAD = "import registry, plugin\nfrom registry import NS"
 
 # name: what the step returns, the plugin's name from the environment (as a deployment chooses it).
 CASES = {
     "module_namespace": 'getattr(registry.NS, os.environ["PLUGIN"])(x)',
     "context_var_dict": 'registry.REG.get()[os.environ["PLUGIN"]](x)',
+    # The namespace held by a name of the step's module: it was a leaf there (stop 50).
+    "from_namespace": 'getattr(NS, os.environ["PLUGIN"])(x)',
 }
 # The step's body: x is 10, the branch importing `train` is not taken.
 BRANCH = """if x > 100:

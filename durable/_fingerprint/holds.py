@@ -63,7 +63,7 @@ def held_callables(value: object) -> list[object]:
     through it is calling it. An object of the user's classes inside a
     container is looked into too (`REG[name] = Entry(fn)`), at C speed
     (`inside`)."""
-    if type(value) in _LEAVES:
+    if type(value) in _LEAVES and not _namespace(value):
         return []
     value = _container_of(value)
     if not isinstance(value, _CONTAINERS) and not _user_object(value):
@@ -98,7 +98,7 @@ def held_classes(value: object) -> tuple[type, ...]:
     class decorator or a metaclass fills such a registry as another
     module's classes are made. By name, each once: a set's order is not a
     change."""
-    if type(value) in _LEAVES:
+    if type(value) in _LEAVES and not _namespace(value):
         return ()
     value = _container_of(value)
     if not isinstance(value, _CONTAINERS) and not _user_object(value):
@@ -233,6 +233,15 @@ def module_class_code(module: types.ModuleType) -> tuple[object, ...]:
         if isinstance(value, type) and value.__module__ == name
         for code in class_code(value)
     )
+
+
+def _namespace(value: object) -> bool:
+    """A module made as a namespace (`NS = types.ModuleType("ns")`, filled by
+    a plugin's `setattr`): looked into as a `SimpleNamespace` is, not a leaf.
+    As a leaf, `from registry import NS` ... `getattr(NS, name)(x)` counted
+    nothing of what it holds and replayed the plugin's old output after an
+    edit (`registry.NS` counted it through the whole module)."""
+    return type(value) is types.ModuleType and namespace_module(value)
 
 
 def _container_of(value: object) -> object:
